@@ -1,0 +1,131 @@
+"""plait: an asynchronous workflow engine for LLM agent pipelines.
+
+The public surface is exactly ``__all__``; everything else lives in private ``_*`` modules.
+"""
+
+from __future__ import annotations
+
+from ._content import ContentHandle as ContentHandle
+from ._content import ContentKind as ContentKind
+from ._content import InlineSource as InlineSource
+from ._content import LocalPathSource as LocalPathSource
+from ._content import MediaSource as MediaSource
+from ._content import ProviderFileSource as ProviderFileSource
+from ._content import UrlSource as UrlSource
+from ._context import Context as Context
+from ._errors import AuthenticationError as AuthenticationError
+from ._errors import CheckpointError as CheckpointError
+from ._errors import ContentError as ContentError
+from ._errors import ContentNotFound as ContentNotFound
+from ._errors import ContentRejected as ContentRejected
+from ._errors import ContextLengthExceeded as ContextLengthExceeded
+from ._errors import InvalidHandleId as InvalidHandleId
+from ._errors import InvalidToolArguments as InvalidToolArguments
+from ._errors import KindMismatch as KindMismatch
+from ._errors import PlaitError as PlaitError
+from ._errors import ProviderError as ProviderError
+from ._errors import RateLimited as RateLimited
+from ._errors import RunNotFound as RunNotFound
+from ._errors import StepFailed as StepFailed
+from ._errors import StepTimeout as StepTimeout
+from ._errors import StreamInterrupted as StreamInterrupted
+from ._errors import ToolError as ToolError
+from ._errors import ToolOutputError as ToolOutputError
+from ._errors import UnknownHandle as UnknownHandle
+from ._errors import WorkflowCancelled as WorkflowCancelled
+from ._errors import WorkflowDefinitionError as WorkflowDefinitionError
+from ._errors import WorkflowTimeout as WorkflowTimeout
+from ._messages import FinishDelta as FinishDelta
+from ._messages import GenerationOptions as GenerationOptions
+from ._messages import Message as Message
+from ._messages import MessagePart as MessagePart
+from ._messages import ModelReply as ModelReply
+from ._messages import ModelRequest as ModelRequest
+from ._messages import ProviderRaw as ProviderRaw
+from ._messages import Reasoning as Reasoning
+from ._messages import ReasoningDelta as ReasoningDelta
+from ._messages import StreamDelta as StreamDelta
+from ._messages import TextDelta as TextDelta
+from ._messages import ToolCall as ToolCall
+from ._messages import ToolCallDelta as ToolCallDelta
+from ._messages import ToolCallEnd as ToolCallEnd
+from ._messages import ToolCallStart as ToolCallStart
+from ._messages import ToolResult as ToolResult
+from ._messages import ToolSpec as ToolSpec
+from ._messages import Usage as Usage
+from ._messages import UsageDelta as UsageDelta
+from ._parts import Audio as Audio
+from ._parts import ContentPart as ContentPart
+from ._parts import Document as Document
+from ._parts import Image as Image
+from ._parts import MediaPart as MediaPart
+from ._parts import Text as Text
+from ._parts import Video as Video
+from ._scope import HandleScope as HandleScope
+from ._store import Body as Body
+from ._store import ContentStore as ContentStore
+
+__version__ = "0.1.0"
+
+# Kept sorted; tests/test_public_api.py checks it against the module namespace.
+__all__ = [
+    "Audio",
+    "AuthenticationError",
+    "Body",
+    "CheckpointError",
+    "ContentError",
+    "ContentHandle",
+    "ContentKind",
+    "ContentNotFound",
+    "ContentPart",
+    "ContentRejected",
+    "ContentStore",
+    "Context",
+    "ContextLengthExceeded",
+    "Document",
+    "FinishDelta",
+    "GenerationOptions",
+    "HandleScope",
+    "Image",
+    "InlineSource",
+    "InvalidHandleId",
+    "InvalidToolArguments",
+    "KindMismatch",
+    "LocalPathSource",
+    "MediaPart",
+    "MediaSource",
+    "Message",
+    "MessagePart",
+    "ModelReply",
+    "ModelRequest",
+    "PlaitError",
+    "ProviderError",
+    "ProviderFileSource",
+    "ProviderRaw",
+    "RateLimited",
+    "Reasoning",
+    "ReasoningDelta",
+    "RunNotFound",
+    "StepFailed",
+    "StepTimeout",
+    "StreamDelta",
+    "StreamInterrupted",
+    "Text",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "ToolError",
+    "ToolOutputError",
+    "ToolResult",
+    "ToolSpec",
+    "UnknownHandle",
+    "UrlSource",
+    "Usage",
+    "UsageDelta",
+    "Video",
+    "WorkflowCancelled",
+    "WorkflowDefinitionError",
+    "WorkflowTimeout",
+]
