@@ -22,3 +22,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         func = getattr(item, "function", None)
         if func is not None and inspect.iscoroutinefunction(func):
             item.add_marker(pytest.mark.anyio)
+
+
+# Real servers (ephemeral PostgreSQL, SeaweedFS S3): session fixtures, started on first use.
+from realservers import postgres_server, s3_server  # noqa: F401
