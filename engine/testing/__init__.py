@@ -2,4 +2,8 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._server import LoopbackServer as LoopbackServer
+from ._server import Request as Request
+from ._server import Response as Response
+
+__all__ = ["LoopbackServer", "Request", "Response"]
