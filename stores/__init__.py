@@ -2,4 +2,6 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._s3 import S3Store as S3Store
+
+__all__: list[str] = ["S3Store"]

@@ -6,6 +6,9 @@ import inspect
 
 import pytest
 
+# Real servers (ephemeral PostgreSQL, SeaweedFS S3): session fixtures, started on first use.
+from realservers import postgres_server, s3_server  # noqa: F401
+
 
 @pytest.fixture(
     params=[
@@ -23,6 +26,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if func is not None and inspect.iscoroutinefunction(func):
             item.add_marker(pytest.mark.anyio)
 
-
-# Real servers (ephemeral PostgreSQL, SeaweedFS S3): session fixtures, started on first use.
-from realservers import postgres_server, s3_server  # noqa: F401

@@ -257,6 +257,6 @@ def _wait_s3_writable(server: S3Server, proc: subprocess.Popen[bytes], log: Path
             return
         except (OSError, obstore.exceptions.BaseError):  # not ready yet: retry
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"SeaweedFS S3 did not become writable:\n{_tail(log)}")
+                raise RuntimeError(f"SeaweedFS S3 did not become writable:\n{_tail(log)}") from None
             time.sleep(0.1)
 
