@@ -29,7 +29,14 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PostgresServer", "S3Server", "postgres_server", "s3_server"]
+__all__ = [
+    "PostgresServer",
+    "S3Server",
+    "postgres_server",
+    "run_postgres",
+    "run_seaweedfs",
+    "s3_server",
+]
 
 
 def free_ports(count: int) -> list[int]:
@@ -114,9 +121,9 @@ def _as_postgres_user() -> dict[str, object]:
     return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": []}
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """An ephemeral PostgreSQL cluster on 127.0.0.1 (trust auth, durability off for speed)."""
+@contextlib.contextmanager
+def run_postgres() -> Iterator[PostgresServer]:
+    """Run an ephemeral PostgreSQL cluster on 127.0.0.1 (trust auth, durability off for speed)."""
     drop = _as_postgres_user()
     root = Path(tempfile.mkdtemp(prefix="plait-pg-"))
     if drop:
@@ -198,9 +205,9 @@ def _weed_binary() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
-def s3_server() -> Iterator[S3Server]:
-    """A SeaweedFS server (master, volume, filer, S3) on 127.0.0.1 with signed-request auth."""
+@contextlib.contextmanager
+def run_seaweedfs() -> Iterator[S3Server]:
+    """Run SeaweedFS (master, volume, filer, S3) on 127.0.0.1 with signed-request auth."""
     root = Path(tempfile.mkdtemp(prefix="plait-s3-"))
     key, secret = "plait" + secrets.token_hex(6), secrets.token_hex(20)
     config = root / "s3.json"
@@ -260,3 +267,17 @@ def _wait_s3_writable(server: S3Server, proc: subprocess.Popen[bytes], log: Path
                 raise RuntimeError(f"SeaweedFS S3 did not become writable:\n{_tail(log)}") from None
             time.sleep(0.1)
 
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's PostgreSQL cluster."""
+    with run_postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """The session's SeaweedFS S3 server."""
+    with run_seaweedfs() as server:
+        yield server

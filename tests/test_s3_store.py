@@ -5,12 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import threading
-import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
-from typing import Self
 
 import anyio
 import httpx
@@ -18,6 +15,7 @@ import obstore
 import pytest
 from obstore.store import S3Store as RawS3
 from realservers import S3Server
+from rss import RssSampler
 
 from plait import (
     ContentError,
@@ -212,33 +210,6 @@ async def test_wrong_credentials_are_a_content_error_without_secrets(
         await bad.put(b"data")
     assert "not-the-secret" not in str(info.value) and "refused" in str(info.value)
     assert "not-the-secret" not in repr(bad)
-
-
-class RssSampler:
-    """Samples this process's resident set size every few ms in a thread."""
-
-    def __init__(self) -> None:
-        self.peak = self.base = self.current()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    @staticmethod
-    def current() -> int:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.current())
-            time.sleep(0.005)
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 @pytest.mark.slow
