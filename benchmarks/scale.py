@@ -58,8 +58,8 @@ def drain(mode: str, url: str, workers: int, runs: int, concurrency: int) -> flo
             name = "three_steps" if mode == "bare" else "plait_run"
             started = time.perf_counter()
             if mode == "bare":
-                handles = [client.enqueue(EnqueueOptions(queue_name="bench", workflow_name=name),
-                                          i) for i in range(runs)]
+                options = EnqueueOptions(queue_name="bench", workflow_name=name)
+                handles = enqueue_all(url, client, options, runs)
                 results = [h.get_result(polling_interval_sec=0.01) for h in handles]
             else:
                 from _plait_pipeline import enqueue_plait
@@ -77,6 +77,20 @@ def drain(mode: str, url: str, workers: int, runs: int, concurrency: int) -> flo
             proc.terminate()
         for proc in procs:
             proc.wait(30)
+
+
+def enqueue_all(url: str, client: Any, options: Any, runs: int) -> list[Any]:
+    """Enqueue every run in one transaction (one-by-one enqueues compete with the workers)."""
+    import sqlalchemy as sa
+
+    if url.startswith("postgresql://"):
+        url = url.replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            return [client.enqueue_in_transaction(conn, options, i) for i in range(runs)]
+    finally:
+        engine.dispose()
 
 
 def fresh_database(pg: PostgresServer, name: str) -> str:
