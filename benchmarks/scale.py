@@ -102,11 +102,12 @@ def fresh_database(pg: PostgresServer, name: str) -> str:
 
 
 def plait_runtime_available() -> bool:
+    """The plait side needs the engine's Workflow and the DBOS runtime's run API."""
     try:
-        import plait.dbos  # noqa: F401
+        from plait.dbos import DBOSRuntime
     except ImportError:
         return False
-    return True
+    return hasattr(DBOSRuntime, "start") and (HERE / "_plait_pipeline.py").exists()
 
 
 # --- S3 -----------------------------------------------------------------------------------------
