@@ -100,7 +100,12 @@ class PostgresServer:
 
 def _pg_bin(name: str) -> str:
     """Find a PostgreSQL server program: Debian keeps them out of PATH, versioned."""
-    for candidate in sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True):
+    def version(path: str) -> tuple[int, ...]:
+        digits = path.split("/")[4].split(".")
+        return tuple(int(d) for d in digits if d.isdigit())
+
+    for candidate in sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=version,
+                            reverse=True):
         return candidate
     found = shutil.which(name)
     if found is None:
