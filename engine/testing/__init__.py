@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from ._emulator import Emulator as Emulator
+from ._emulator import Received as Received
+from ._emulator import rate_limited as rate_limited
+from ._emulator import server_error as server_error
+from ._emulator import slow as slow
 from ._server import LoopbackServer as LoopbackServer
 from ._server import Request as Request
 from ._server import Response as Response
 
-__all__ = ["LoopbackServer", "Request", "Response"]
+__all__ = [
+    "Emulator",
+    "LoopbackServer",
+    "Received",
+    "Request",
+    "Response",
+    "rate_limited",
+    "server_error",
+    "slow",
+]
