@@ -112,6 +112,11 @@ class Provider:
         params = dict(self.spec.stream_params) if request.stream else {}
         return template.replace("{model}", request.model), params
 
+    def request_headers(self, request: ModelRequest) -> dict[str, str]:
+        """Per-request headers: the wire module's optional ``request_headers(request)``."""
+        hook = getattr(self.wire, "request_headers", None)
+        return dict(hook(request)) if hook is not None else {}
+
     async def prepare(self, request: ModelRequest, *, stream: bool
                       ) -> tuple[ModelRequest, bytes | StreamedBody]:
         """Preflight and serialize ``request``; raises ``ContentRejected``."""
@@ -128,14 +133,16 @@ class Provider:
         """One non-streaming call. Raises ``ContentRejected`` or a ``ProviderError`` subclass."""
         request, body = await self.prepare(request, stream=False)
         path, params = self.endpoint(request)
-        data = await self.transport.request_json("POST", path, body, params=params)
+        data = await self.transport.request_json("POST", path, body, params=params,
+                                                 headers=self.request_headers(request))
         return self.wire.parse_response(data)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta]:
         """A streaming call's deltas; ends with ``FinishDelta`` or raises ``StreamInterrupted``."""
         request, body = await self.prepare(request, stream=True)
         path, params = self.endpoint(request)
-        chunks = self.transport.stream("POST", path, body, params=params)
+        chunks = self.transport.stream("POST", path, body, params=params,
+                                       headers=self.request_headers(request))
         finished = False
         try:
             async for delta in self.wire.parse_stream(chunks):
