@@ -10,8 +10,9 @@ A wire module is any module (or object) with ``CAPABILITIES`` (a ``CapabilityTab
 ``build_request(request, *, caps=None, media=None) -> dict``, ``parse_response(dict) ->
 ModelReply`` and ``parse_stream(AsyncIterable[bytes]) -> AsyncIterator[StreamDelta]``
 (``WireModule`` below), and optionally ``request_headers(request) -> dict[str, str]`` for
-headers that depend on the request (sent by ``Provider`` with each call). Nothing is imported until a provider is asked for: ``_BUILTIN`` maps each
-built-in name to the module that registers it.
+headers that depend on the request (sent by ``Provider`` with each call). Nothing is imported
+until a provider is asked for: ``_BUILTIN`` maps each built-in name to the module that registers
+it.
 """
 
 from __future__ import annotations
