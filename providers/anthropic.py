@@ -5,6 +5,11 @@ and video, which Claude does not take, become a text note (see ``_placement``). 
 that answers tool calls starts with its ``tool_result`` blocks, one per ``tool_use``, in call
 order: the API rejects anything else ("Messages following tool_use blocks must begin with a
 matching number of tool_result blocks").
+
+TODO(P1, _client.Provider): send ``request_headers(request)`` (the ``anthropic-beta`` files header,
+needed only when a file-id source is present) with each call; the client has no per-request
+header hook yet, so until it has one the registered spec sends the header on every call, which
+the API accepts.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from plait import (
 from ._body import MediaEncoder
 from ._capabilities import DOCUMENT, IMAGE, MB, Capabilities, CapabilityTable
 from ._placement import place_media
+from ._registry import ProviderSpec, header_auth, register
 from ._sse import iter_sse
 from ._turns import pair_tool_results
 
@@ -56,6 +62,7 @@ __all__ = [
     "CAPABILITIES",
     "FILES_BETA",
     "PROVIDER",
+    "SPEC",
     "build_request",
     "parse_error",
     "parse_response",
@@ -64,6 +71,7 @@ __all__ = [
 ]
 
 PROVIDER = "anthropic"
+API_VERSION = "2023-06-01"
 FILES_BETA = "files-api-2025-04-14"
 """The ``anthropic-beta`` value that file-id sources need (sent whenever one is present)."""
 
@@ -115,14 +123,15 @@ _FINISH = {
 # --- request ------------------------------------------------------------------------------------
 
 
-def build_request(request: ModelRequest, *, media: MediaEncoder | None = None) -> dict[str, Any]:
+def build_request(request: ModelRequest, *, caps: Capabilities | None = None,
+                  media: MediaEncoder | None = None) -> dict[str, Any]:
     """The ``/v1/messages`` JSON body for ``request`` (media encoded by ``media``).
 
     :raises ConversationError: a tool call is unanswered, answered twice, or answered out of turn.
     :raises ContentRejected: a part cannot be expressed (unresolved handle, foreign file id,
         image MIME type outside jpeg/png/gif/webp, a non-PDF, non-text document).
     """
-    caps = CAPABILITIES.lookup(request.model)
+    caps = caps or CAPABILITIES.lookup(request.model)
     media = media or MediaEncoder()
     messages = place_media(pair_tool_results(request.messages), caps)
     system: list[str] = [request.system] if request.system else []
@@ -339,6 +348,19 @@ def _raw_bytes(part: Document) -> bytes:
             return fh.read()
     raise ContentRejected("a text document needs inline bytes", provider=PROVIDER,
                           part=part.name, limit="inline text document")
+
+
+SPEC = ProviderSpec(
+    name=PROVIDER,
+    wire=__name__,
+    base_url="https://api.anthropic.com",
+    env_keys=("ANTHROPIC_API_KEY",),
+    auth=header_auth("x-api-key"),
+    path="/v1/messages",
+    headers={"anthropic-version": API_VERSION, "anthropic-beta": FILES_BETA},
+    description="Anthropic Messages API (media inside tool_result)",
+)
+register(SPEC)
 
 
 # --- reply --------------------------------------------------------------------------------------
