@@ -6,10 +6,8 @@ that answers tool calls starts with its ``tool_result`` blocks, one per ``tool_u
 order: the API rejects anything else ("Messages following tool_use blocks must begin with a
 matching number of tool_result blocks").
 
-TODO(P1, _client.Provider): send ``request_headers(request)`` (the ``anthropic-beta`` files header,
-needed only when a file-id source is present) with each call; the client has no per-request
-header hook yet, so until it has one the registered spec sends the header on every call, which
-the API accepts.
+``request_headers(request)`` adds ``anthropic-beta: files-api-…`` when a file-id source is
+present (the Files API is still a beta on ``/v1/messages``).
 """
 
 from __future__ import annotations
@@ -357,7 +355,7 @@ SPEC = ProviderSpec(
     env_keys=("ANTHROPIC_API_KEY",),
     auth=header_auth("x-api-key"),
     path="/v1/messages",
-    headers={"anthropic-version": API_VERSION, "anthropic-beta": FILES_BETA},
+    headers={"anthropic-version": API_VERSION},
     description="Anthropic Messages API (media inside tool_result)",
 )
 register(SPEC)
