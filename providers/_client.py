@@ -60,13 +60,15 @@ class Provider:
                  uploader: Uploader | None = None, encode_cache: EncodeCache | None = None,
                  stream_threshold: int | None = DEFAULT_STREAM_THRESHOLD,
                  headers: Mapping[str, str] | None = None,
-                 extra_body: Mapping[str, Any] | None = None) -> None:
+                 extra_body: Mapping[str, Any] | None = None,
+                 capabilities: Capabilities | None = None) -> None:
         self.spec = spec
         self.name = spec.name
         self.model = model
         self.wire: WireModule = wire_module(spec)
         self._table = spec.capabilities or self.wire.CAPABILITIES
-        self.capabilities: Capabilities = self._table.lookup(model)
+        self._fixed_caps = capabilities
+        self.capabilities: Capabilities = capabilities or self._table.lookup(model)
         self.uploader = uploader
         self.media = MediaEncoder(encode_cache if encode_cache is not None else EncodeCache(),
                                   stream_threshold=stream_threshold)
@@ -103,7 +105,9 @@ class Provider:
 
     def capabilities_for(self, model: str) -> Capabilities:
         """Capabilities of another model of this provider."""
-        return self.capabilities if model == self.model else self._table.lookup(model)
+        if self._fixed_caps is not None or model == self.model:
+            return self.capabilities
+        return self._table.lookup(model)
 
     def endpoint(self, request: ModelRequest) -> tuple[str, dict[str, str]]:
         """Path (or absolute URL) and query parameters for ``request``."""
@@ -169,7 +173,8 @@ def connect(model: str, *, api_key: str | None = None, base_url: str | None = No
     """A ``Provider`` for ``"provider:model"`` (e.g. ``"anthropic:claude-sonnet-4-5"``).
 
     ``options`` go to the provider class (``uploader``, ``encode_cache``, ``stream_threshold``,
-    ``headers``, ``extra_body``, and per-provider ones such as Azure's ``api_version``).
+    ``headers``, ``extra_body``, ``capabilities`` (overrides the table for this model), and
+    per-provider ones such as Azure's ``api_version``).
     Raises ``LookupError`` for an unknown provider, ``ValueError`` for a malformed string,
     ``AuthenticationError`` when no key is given or found in the environment.
     """

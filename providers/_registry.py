@@ -86,6 +86,7 @@ class ProviderSpec:
 
     name: str
     wire: str
+    """Module path of the wire module, or ``"module:attribute"`` for a wire object."""
     base_url: str
     env_keys: tuple[str, ...] = ()
     key_required: bool = True
@@ -148,9 +149,11 @@ def provider_names() -> list[str]:
 
 
 def wire_module(spec: ProviderSpec) -> WireModule:
-    """The imported wire module of ``spec``."""
-    module: WireModule = importlib.import_module(spec.wire)
-    return module
+    """The wire module of ``spec``: ``"pkg.module"`` or ``"pkg.module:attribute"``."""
+    module_name, _, attribute = spec.wire.partition(":")
+    module = importlib.import_module(module_name)
+    wire: WireModule = getattr(module, attribute) if attribute else module
+    return wire
 
 
 def capabilities_for(provider: str, model: str) -> Capabilities:
