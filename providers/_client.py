@@ -148,12 +148,16 @@ class Provider:
         chunks = self.transport.stream("POST", path, body, params=params,
                                        headers=self.request_headers(request))
         finished = False
+        deltas = self.wire.parse_stream(chunks)
         try:
-            async for delta in self.wire.parse_stream(chunks):
+            async for delta in deltas:
                 if isinstance(delta, FinishDelta):
                     finished = True
                 yield delta
         finally:
+            close = getattr(deltas, "aclose", None)
+            if close is not None:
+                await close()
             await chunks.aclose()
         if not finished:
             raise StreamInterrupted("stream ended before its final event", provider=self.name)

@@ -277,7 +277,10 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
     """
     decoder = msgspec.json.Decoder(_Chunk)
     index = 0
+    finished = False
     async for line in iter_lines(chunks):
+        if finished:
+            continue  # read to the end so the byte source closes itself
         try:
             chunk = decoder.decode(line)
         except msgspec.DecodeError:
@@ -299,7 +302,9 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
         if chunk.done:
             yield UsageDelta(_usage(chunk))
             yield FinishDelta(_finish(chunk, index > 0), None, chunk.model)
-            return
+            finished = True
+    if finished:
+        return
     raise StreamInterrupted("stream ended before its done line", provider=PROVIDER)
 
 

@@ -457,10 +457,13 @@ async def parse_chunks(chunks: AsyncIterable[bytes], provider: str
     response_id: str | None = None
     model: str | None = None
     done = False
+    # Read to the end even after [DONE], so the byte source is exhausted and closes itself.
     async for event in iter_sse(chunks):
+        if done:
+            continue
         if event.data.strip() == "[DONE]":
             done = True
-            break
+            continue
         try:
             chunk = decoder.decode(event.data)
         except msgspec.DecodeError:

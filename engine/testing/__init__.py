@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from ._chat_emulators import OllamaEmulator as OllamaEmulator
+from ._chat_emulators import OpenAIChatEmulator as OpenAIChatEmulator
+from ._chat_emulators import ScriptedReply as ScriptedReply
 from ._emulator import Emulator as Emulator
 from ._emulator import Received as Received
 from ._emulator import rate_limited as rate_limited
@@ -14,9 +17,12 @@ from ._server import Response as Response
 __all__ = [
     "Emulator",
     "LoopbackServer",
+    "OllamaEmulator",
+    "OpenAIChatEmulator",
     "Received",
     "Request",
     "Response",
+    "ScriptedReply",
     "rate_limited",
     "server_error",
     "slow",
