@@ -238,7 +238,7 @@ def test_unanswered_and_orphan_tool_calls_raise() -> None:
 def test_unresolved_handle_is_a_typed_error() -> None:
     from _native_matrix import HANDLE
 
-    with pytest.raises(ContentRejected, match="handle .* no source"):
+    with pytest.raises(ContentRejected, match=r"handle .* no source"):
         openai_chat.build_request(ModelRequest(model="gpt-4.1", messages=[
             Message.user(Image.from_handle(HANDLE))]))
 

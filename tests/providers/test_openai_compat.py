@@ -3,6 +3,7 @@ deployment URLs and ``api-key``, fal's ``Authorization: Key``, Groq limits, id r
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -58,7 +59,7 @@ def test_mistral_matrix_validates_with_mistralai_models(convo: str, stream: bool
     assert_nothing_dropped(body, validated.model_dump(by_alias=True, exclude_unset=True))
     roles = [m["role"] for m in body["messages"]]
     # A user message never directly follows a tool message: the bridge turn sits between.
-    for before, after in zip(roles, roles[1:], strict=False):
+    for before, after in itertools.pairwise(roles):
         assert (before, after) != ("tool", "user")
     for message in body["messages"]:
         for call in message.get("tool_calls") or []:
