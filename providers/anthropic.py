@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 from plait import (
@@ -417,54 +418,59 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
     finish: str | None = None
     # content block index -> tool-call ordinal, for blocks that are tool calls
     tool_index: dict[int, int] = {}
-    async for event in iter_sse(chunks):
-        if event.event == "ping" or not event.data:
-            continue
-        data = json.loads(event.data)
-        kind = data.get("type", event.event)
-        if kind == "message_start":
-            message = data.get("message") or {}
-            response_id = message.get("id")
-            model = message.get("model")
-            usage = _usage(message.get("usage") or {})
-        elif kind == "content_block_start":
-            block = data.get("content_block") or {}
-            if block.get("type") == "tool_use":
-                ordinal = len(tool_index)
-                tool_index[data["index"]] = ordinal
-                yield ToolCallStart(ordinal, block["id"], block["name"])
-                if block.get("input"):
-                    yield ToolCallDelta(ordinal, json.dumps(block["input"]))
-            elif block.get("type") == "text" and block.get("text"):
-                yield TextDelta(block["text"])
-            elif block.get("type") == "thinking" and block.get("thinking"):
-                yield ReasoningDelta(block["thinking"])
-        elif kind == "content_block_delta":
-            delta = data.get("delta") or {}
-            dtype = delta.get("type")
-            if dtype == "text_delta":
-                yield TextDelta(delta.get("text", ""))
-            elif dtype == "input_json_delta":
-                fragment = delta.get("partial_json", "")
-                if fragment:
-                    yield ToolCallDelta(tool_index[data["index"]], fragment)
-            elif dtype == "thinking_delta":
-                yield ReasoningDelta(delta.get("thinking", ""))
-            elif dtype == "signature_delta":
-                yield ReasoningDelta(signature=delta.get("signature"))
-        elif kind == "content_block_stop":
-            if data.get("index") in tool_index:
-                yield ToolCallEnd(tool_index[data["index"]])
-        elif kind == "message_delta":
-            finish = (data.get("delta") or {}).get("stop_reason") or finish
-            usage = _usage(data.get("usage") or {}, usage)
-        elif kind == "message_stop":
-            yield UsageDelta(usage)
-            yield FinishDelta(_finish(finish), response_id, model)
-            return
-        elif kind == "error":
-            raise _error_from_body(data, status=None)
-    raise StreamInterrupted("stream ended before message_stop", provider=PROVIDER)
+    finished = False
+    async with aclosing(iter_sse(chunks)) as events:
+        async for event in events:
+            if finished:
+                continue  # drain to the end so the connection closes cleanly
+            if event.event == "ping" or not event.data:
+                continue
+            data = json.loads(event.data)
+            kind = data.get("type", event.event)
+            if kind == "message_start":
+                message = data.get("message") or {}
+                response_id = message.get("id")
+                model = message.get("model")
+                usage = _usage(message.get("usage") or {})
+            elif kind == "content_block_start":
+                block = data.get("content_block") or {}
+                if block.get("type") == "tool_use":
+                    ordinal = len(tool_index)
+                    tool_index[data["index"]] = ordinal
+                    yield ToolCallStart(ordinal, block["id"], block["name"])
+                    if block.get("input"):
+                        yield ToolCallDelta(ordinal, json.dumps(block["input"]))
+                elif block.get("type") == "text" and block.get("text"):
+                    yield TextDelta(block["text"])
+                elif block.get("type") == "thinking" and block.get("thinking"):
+                    yield ReasoningDelta(block["thinking"])
+            elif kind == "content_block_delta":
+                delta = data.get("delta") or {}
+                dtype = delta.get("type")
+                if dtype == "text_delta":
+                    yield TextDelta(delta.get("text", ""))
+                elif dtype == "input_json_delta":
+                    fragment = delta.get("partial_json", "")
+                    if fragment:
+                        yield ToolCallDelta(tool_index[data["index"]], fragment)
+                elif dtype == "thinking_delta":
+                    yield ReasoningDelta(delta.get("thinking", ""))
+                elif dtype == "signature_delta":
+                    yield ReasoningDelta(signature=delta.get("signature"))
+            elif kind == "content_block_stop":
+                if data.get("index") in tool_index:
+                    yield ToolCallEnd(tool_index[data["index"]])
+            elif kind == "message_delta":
+                finish = (data.get("delta") or {}).get("stop_reason") or finish
+                usage = _usage(data.get("usage") or {}, usage)
+            elif kind == "message_stop":
+                yield UsageDelta(usage)
+                yield FinishDelta(_finish(finish), response_id, model)
+                finished = True
+            elif kind == "error":
+                raise _error_from_body(data, status=None)
+    if not finished:
+        raise StreamInterrupted("stream ended before message_stop", provider=PROVIDER)
 
 
 # --- errors -------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import json
 import os
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 from urllib.parse import quote
 
@@ -406,42 +407,43 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
     tool_index: dict[int, int] = {}
     stop: str | None = None
     usage: Usage | None = None
-    async for frame in iter_frames(chunks):
-        message_type = frame.header(":message-type")
-        if message_type == "exception":
-            raise _exception(frame.header(":exception-type") or "exception", frame.payload)
-        if message_type == "error":
-            raise ProviderError(f"{frame.header(':error-code')}: "
-                                f"{frame.header(':error-message')}", provider=PROVIDER)
-        event = frame.header(":event-type")
-        data = json.loads(frame.payload or b"{}")
-        if event == "contentBlockStart":
-            use = (data.get("start") or {}).get("toolUse")
-            if use:
-                ordinal = len(tool_index)
-                tool_index[data.get("contentBlockIndex", ordinal)] = ordinal
-                yield ToolCallStart(ordinal, use["toolUseId"], use["name"])
-        elif event == "contentBlockDelta":
-            delta = data.get("delta") or {}
-            if "text" in delta:
-                yield TextDelta(delta["text"])
-            elif "toolUse" in delta:
-                fragment = delta["toolUse"].get("input", "")
-                if fragment:
-                    yield ToolCallDelta(tool_index[data["contentBlockIndex"]], fragment)
-            elif "reasoningContent" in delta:
-                reasoning = delta["reasoningContent"]
-                if "text" in reasoning:
-                    yield ReasoningDelta(reasoning["text"])
-                elif "signature" in reasoning:
-                    yield ReasoningDelta(signature=reasoning["signature"])
-        elif event == "contentBlockStop":
-            if data.get("contentBlockIndex") in tool_index:
-                yield ToolCallEnd(tool_index[data["contentBlockIndex"]])
-        elif event == "messageStop":
-            stop = data.get("stopReason") or "end_turn"
-        elif event == "metadata":
-            usage = _usage(data.get("usage") or {})
+    async with aclosing(iter_frames(chunks)) as items:
+        async for frame in items:
+            message_type = frame.header(":message-type")
+            if message_type == "exception":
+                raise _exception(frame.header(":exception-type") or "exception", frame.payload)
+            if message_type == "error":
+                raise ProviderError(f"{frame.header(':error-code')}: "
+                                    f"{frame.header(':error-message')}", provider=PROVIDER)
+            event = frame.header(":event-type")
+            data = json.loads(frame.payload or b"{}")
+            if event == "contentBlockStart":
+                use = (data.get("start") or {}).get("toolUse")
+                if use:
+                    ordinal = len(tool_index)
+                    tool_index[data.get("contentBlockIndex", ordinal)] = ordinal
+                    yield ToolCallStart(ordinal, use["toolUseId"], use["name"])
+            elif event == "contentBlockDelta":
+                delta = data.get("delta") or {}
+                if "text" in delta:
+                    yield TextDelta(delta["text"])
+                elif "toolUse" in delta:
+                    fragment = delta["toolUse"].get("input", "")
+                    if fragment:
+                        yield ToolCallDelta(tool_index[data["contentBlockIndex"]], fragment)
+                elif "reasoningContent" in delta:
+                    reasoning = delta["reasoningContent"]
+                    if "text" in reasoning:
+                        yield ReasoningDelta(reasoning["text"])
+                    elif "signature" in reasoning:
+                        yield ReasoningDelta(signature=reasoning["signature"])
+            elif event == "contentBlockStop":
+                if data.get("contentBlockIndex") in tool_index:
+                    yield ToolCallEnd(tool_index[data["contentBlockIndex"]])
+            elif event == "messageStop":
+                stop = data.get("stopReason") or "end_turn"
+            elif event == "metadata":
+                usage = _usage(data.get("usage") or {})
     if stop is None:
         raise StreamInterrupted("stream ended before messageStop", provider=PROVIDER)
     if usage is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 from plait import (
@@ -376,33 +377,34 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
     finished = False
     calls = 0
     part_index = 0
-    async for event in iter_sse(chunks):
-        if not event.data:
-            continue
-        data = json.loads(event.data)
-        _raise_error(data)
-        last = data
-        if data.get("usageMetadata"):
-            usage = _usage(data["usageMetadata"])
-        candidate = _candidate(data)
-        for raw in (candidate.get("content") or {}).get("parts") or []:
-            for part in _reply_parts(raw, part_index, data.get("responseId")):
-                if isinstance(part, ToolCall):
-                    yield ToolCallStart(calls, part.id, part.name, part.signature)
-                    yield ToolCallDelta(calls, part.arguments)
-                    yield ToolCallEnd(calls)
-                    calls += 1
-                elif isinstance(part, Reasoning):
-                    if part.text:
-                        yield ReasoningDelta(part.text)
-                    if part.signature:
-                        yield ReasoningDelta(signature=part.signature)
-                elif isinstance(part, Text) and part.text:
-                    yield TextDelta(part.text)
-            part_index += 1
-        if candidate.get("finishReason") or (data.get("promptFeedback") or {}).get(
-                "blockReason"):
-            finished = True
+    async with aclosing(iter_sse(chunks)) as items:
+        async for event in items:
+            if not event.data:
+                continue
+            data = json.loads(event.data)
+            _raise_error(data)
+            last = data
+            if data.get("usageMetadata"):
+                usage = _usage(data["usageMetadata"])
+            candidate = _candidate(data)
+            for raw in (candidate.get("content") or {}).get("parts") or []:
+                for part in _reply_parts(raw, part_index, data.get("responseId")):
+                    if isinstance(part, ToolCall):
+                        yield ToolCallStart(calls, part.id, part.name, part.signature)
+                        yield ToolCallDelta(calls, part.arguments)
+                        yield ToolCallEnd(calls)
+                        calls += 1
+                    elif isinstance(part, Reasoning):
+                        if part.text:
+                            yield ReasoningDelta(part.text)
+                        if part.signature:
+                            yield ReasoningDelta(signature=part.signature)
+                    elif isinstance(part, Text) and part.text:
+                        yield TextDelta(part.text)
+                part_index += 1
+            if candidate.get("finishReason") or (data.get("promptFeedback") or {}).get(
+                    "blockReason"):
+                finished = True
     if not finished:
         raise StreamInterrupted("stream ended without a finishReason", provider=PROVIDER)
     yield UsageDelta(usage)

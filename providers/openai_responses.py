@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from contextlib import aclosing
 from typing import Any
 
 from plait import (
@@ -340,40 +341,45 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
     :raises StreamInterrupted: the stream ends before ``response.completed``/``incomplete``.
     """
     tool_index: dict[int, int] = {}  # output_index -> tool-call ordinal
-    async for event in iter_sse(chunks):
-        if not event.data or event.data == "[DONE]":
-            continue
-        data = json.loads(event.data)
-        kind = data.get("type", event.event)
-        if kind == "response.output_item.added":
-            item = data.get("item") or {}
-            if item.get("type") == "function_call":
-                ordinal = len(tool_index)
-                tool_index[data["output_index"]] = ordinal
-                yield ToolCallStart(ordinal, item["call_id"], item["name"])
-                if item.get("arguments"):
-                    yield ToolCallDelta(ordinal, item["arguments"])
-        elif kind in ("response.output_text.delta", "response.refusal.delta"):
-            yield TextDelta(data.get("delta", ""))
-        elif kind == "response.function_call_arguments.delta":
-            if data.get("delta"):
-                yield ToolCallDelta(tool_index[data["output_index"]], data["delta"])
-        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            yield ReasoningDelta(data.get("delta", ""))
-        elif kind == "response.output_item.done":
-            if data.get("output_index") in tool_index:
-                yield ToolCallEnd(tool_index[data["output_index"]])
-        elif kind in ("response.completed", "response.incomplete"):
-            response = data.get("response") or {}
-            yield UsageDelta(_usage(response.get("usage") or {}))
-            yield FinishDelta(_finish(response, saw_tool_call=bool(tool_index)),
-                              response.get("id"), response.get("model"))
-            return
-        elif kind == "response.failed":
-            raise error_from_event((data.get("response") or {}).get("error") or {}, status=None)
-        elif kind == "error":
-            raise error_from_event(data, status=None)
-    raise StreamInterrupted("stream ended before response.completed", provider=PROVIDER)
+    finished = False
+    async with aclosing(iter_sse(chunks)) as events:
+        async for event in events:
+            if finished:
+                continue  # drain to the end so the connection closes cleanly
+            if not event.data or event.data == "[DONE]":
+                continue
+            data = json.loads(event.data)
+            kind = data.get("type", event.event)
+            if kind == "response.output_item.added":
+                item = data.get("item") or {}
+                if item.get("type") == "function_call":
+                    ordinal = len(tool_index)
+                    tool_index[data["output_index"]] = ordinal
+                    yield ToolCallStart(ordinal, item["call_id"], item["name"])
+                    if item.get("arguments"):
+                        yield ToolCallDelta(ordinal, item["arguments"])
+            elif kind in ("response.output_text.delta", "response.refusal.delta"):
+                yield TextDelta(data.get("delta", ""))
+            elif kind == "response.function_call_arguments.delta":
+                if data.get("delta"):
+                    yield ToolCallDelta(tool_index[data["output_index"]], data["delta"])
+            elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+                yield ReasoningDelta(data.get("delta", ""))
+            elif kind == "response.output_item.done":
+                if data.get("output_index") in tool_index:
+                    yield ToolCallEnd(tool_index[data["output_index"]])
+            elif kind in ("response.completed", "response.incomplete"):
+                response = data.get("response") or {}
+                yield UsageDelta(_usage(response.get("usage") or {}))
+                yield FinishDelta(_finish(response, saw_tool_call=bool(tool_index)),
+                                  response.get("id"), response.get("model"))
+                finished = True
+            elif kind == "response.failed":
+                raise error_from_event((data.get("response") or {}).get("error") or {}, status=None)
+            elif kind == "error":
+                raise error_from_event(data, status=None)
+    if not finished:
+        raise StreamInterrupted("stream ended before response.completed", provider=PROVIDER)
 
 
 def error_from_event(error: Mapping[str, Any], *, status: int | None) -> ProviderError:
