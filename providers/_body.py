@@ -48,8 +48,9 @@ class EncodeCache:
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: tuple[Any, ...], anchor: object) -> str | None:
-        """The cached text for ``key``; ``anchor`` must be the object it was stored with."""
+    def get(self, key: tuple[Any, ...], anchor: object = None) -> str | None:
+        """The cached text for ``key``; a non-``None`` ``anchor`` must be the very object it
+        was stored with (keys built from ``id()`` are only unique while their object lives)."""
         entry = self._items.get(key)
         if entry is None or entry[0] is not anchor:
             return None
@@ -58,7 +59,7 @@ class EncodeCache:
         return entry[1]
 
     def put(self, key: tuple[Any, ...], anchor: object, text: str) -> None:
-        """Store ``text``; ``anchor`` is kept alive so an ``id()``-based key stays unique."""
+        """Store ``text``; ``anchor`` (if any) is kept alive so an ``id()`` key stays unique."""
         self.misses += 1
         if len(text) > self.max_bytes:
             return
@@ -113,7 +114,9 @@ class MediaEncoder:
         source = part.source
         if isinstance(source, InlineSource):
             size = len(source.data)
-            anchor: object = source.data
+            # A handle names immutable content: bytes fetched again for it on a later turn are
+            # the same item. Without a handle, the bytes object itself is the identity.
+            anchor: object = None if part.handle else source.data
             key: tuple[Any, ...] = (("handle", part.handle.id) if part.handle
                                     else ("bytes", id(source.data)), prefix)
         elif isinstance(source, LocalPathSource):
@@ -124,7 +127,7 @@ class MediaEncoder:
                                       f"{exc.strerror}", part=part.name, limit="readable file"
                                       ) from None
             size = stat.st_size
-            anchor = source.path
+            anchor = None
             key = ("path", source.path, stat.st_mtime_ns, size, prefix)
         else:
             raise ContentRejected(f"{part.kind} part has no inline bytes to encode "
