@@ -235,7 +235,8 @@ def test_counts_totals_sources() -> None:
 
 async def test_preflight_raises_or_uploads() -> None:
     request = ModelRequest(model="m", messages=[Message.user("x", img(200), img(20))])
-    with pytest.raises(ContentRejected, match=re.escape("chat: messages[0].parts[1] (image): 200 bytes")):
+    expected = re.escape("chat: messages[0].parts[1] (image): 200 bytes")
+    with pytest.raises(ContentRejected, match=expected):
         await preflight(request, CHAT)
 
     class Store:
