@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 import uuid
 import zlib
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Mapping
 from typing import TypeAlias
 
 import msgspec
@@ -114,7 +114,7 @@ def _decode_frame(frame: bytes) -> Frame:
     return Frame(headers, payload)
 
 
-async def iter_frames(chunks: AsyncIterable[bytes]) -> AsyncIterator[Frame]:
+async def iter_frames(chunks: AsyncIterable[bytes]) -> AsyncGenerator[Frame, None]:
     """Yield frames as soon as each is complete.
 
     :raises EventStreamError: on a CRC mismatch, impossible lengths, or a stream that ends

@@ -515,8 +515,8 @@ class BedrockProvider(Provider):
         return request, body
 
     async def _sign(self, request: httpx.Request) -> None:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
+        from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+        from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
 
         aws = AWSRequest(method=request.method, url=str(request.url), data=request.content,
                          headers={"content-type": request.headers.get("content-type",
@@ -531,8 +531,8 @@ class BedrockProvider(Provider):
 
 def _credentials(key_id: str | None, secret: str | None, token: str | None) -> Any:
     try:
-        import botocore.credentials
-        import botocore.session
+        import botocore.credentials  # type: ignore[import-untyped]
+        import botocore.session  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - depends on the installed extras
         raise AuthenticationError("Bedrock SigV4 signing needs botocore: install plait[bedrock]",
                                   provider=PROVIDER) from None

@@ -325,8 +325,8 @@ def _finish(data: Mapping[str, Any], parts: list[MessagePart] | None = None,
             saw_tool_call: bool = False) -> str | None:
     status = data.get("status")
     if status == "incomplete":
-        reason = (data.get("incomplete_details") or {}).get("reason")
-        return _INCOMPLETE.get(reason, reason or "incomplete")
+        reason = str((data.get("incomplete_details") or {}).get("reason") or "incomplete")
+        return _INCOMPLETE.get(reason, reason)
     if status == "completed":
         if saw_tool_call or any(isinstance(p, ToolCall) for p in parts or ()):
             return "tool_calls"

@@ -65,9 +65,9 @@ class BedrockEmulator(_ChatLike):
                         chunk_delay=reply.chunk_delay, cut_after=reply.cut_after)
 
     def _check_signature(self, request: Received) -> str | None:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-        from botocore.credentials import Credentials
+        from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+        from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+        from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
         assert self.sigv4 is not None
         found = _AUTH.fullmatch(request.header("authorization") or "")
