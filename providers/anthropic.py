@@ -444,6 +444,8 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
                     yield TextDelta(block["text"])
                 elif block.get("type") == "thinking" and block.get("thinking"):
                     yield ReasoningDelta(block["thinking"])
+                elif block.get("type") == "redacted_thinking":
+                    yield ReasoningDelta(data=block.get("data"))
             elif kind == "content_block_delta":
                 delta = data.get("delta") or {}
                 dtype = delta.get("type")

@@ -6,10 +6,8 @@ user messages of this API, so they become text notes (see ``_placement``). Reaso
 stateless (``store: false``) with ``include: ["reasoning.encrypted_content"]``, and each reasoning
 item is replayed, encrypted content included, before the function call it led to.
 
-TODO(P1, engine/_messages.ReasoningDelta): a streamed reasoning item's ``id`` and
-``encrypted_content`` have no field in ``ReasoningDelta`` (only ``parse_response`` keeps them), so
-a reply assembled from a stream cannot replay its reasoning. Additive fix: ``id``/``data`` on
-``ReasoningDelta``, carried by ``_accumulate``.
+A streamed reasoning item ends with ``ReasoningDelta(id=..., data=encrypted_content)``; the
+accumulator must keep both on the ``Reasoning`` for the next turn's replay.
 """
 
 from __future__ import annotations
@@ -366,8 +364,12 @@ async def parse_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[StreamDelt
             elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
                 yield ReasoningDelta(data.get("delta", ""))
             elif kind == "response.output_item.done":
+                item = data.get("item") or {}
                 if data.get("output_index") in tool_index:
                     yield ToolCallEnd(tool_index[data["output_index"]])
+                elif item.get("type") == "reasoning":
+                    # The item id and encrypted content arrive only now; replay needs both.
+                    yield ReasoningDelta(id=item.get("id"), data=item.get("encrypted_content"))
             elif kind in ("response.completed", "response.incomplete"):
                 response = data.get("response") or {}
                 yield UsageDelta(_usage(response.get("usage") or {}))

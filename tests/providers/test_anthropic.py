@@ -320,6 +320,16 @@ def test_stream_survives_every_split() -> None:
         assert collect(anthropic.parse_stream(aiter_chunks(chunks))) == EXPECTED
 
 
+def test_stream_carries_redacted_thinking() -> None:
+    stream = STREAM.replace(b"event: ping", _sse(
+        {"type": "content_block_start", "index": 9,
+         "content_block": {"type": "redacted_thinking", "data": "EmwKAhgB"}},
+        {"type": "content_block_stop", "index": 9}).rstrip(b"\n") + b"\n\nevent: ping", 1)
+    deltas = collect(anthropic.parse_stream(aiter_chunks([stream])))
+    assert deltas[2] == ReasoningDelta(data="EmwKAhgB")
+    assert deltas[:2] + deltas[3:] == EXPECTED
+
+
 def test_stream_cut_before_message_stop_is_interrupted() -> None:
     cut = STREAM[:STREAM.index(b"event: message_delta")]
     with pytest.raises(StreamInterrupted):

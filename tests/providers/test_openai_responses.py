@@ -227,7 +227,8 @@ STREAM = _sse(
     {"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0,
      "summary_index": 0, "delta": "Thinking…", "sequence_number": 3},
     {"type": "response.output_item.done", "output_index": 0, "sequence_number": 4,
-     "item": {"id": "rs_1", "type": "reasoning", "summary": []}},
+     "item": {"id": "rs_1", "type": "reasoning", "encrypted_content": "gAAAAenc",
+              "summary": [{"type": "summary_text", "text": "Thinking…"}]}},
     {"type": "response.output_item.added", "output_index": 1, "sequence_number": 5,
      "item": {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant",
               "content": []}},
@@ -256,6 +257,7 @@ STREAM = _sse(
 
 EXPECTED = [
     ReasoningDelta("Thinking…"),
+    ReasoningDelta(id="rs_1", data="gAAAAenc"),
     TextDelta("Let me"),
     TextDelta(" check."),
     ToolCallStart(0, "call_1", "get_weather"),
