@@ -19,7 +19,6 @@ from ._body import encode_body as encode_body
 from ._capabilities import Capabilities as Capabilities
 from ._capabilities import CapabilityTable as CapabilityTable
 from ._capabilities import Placement as Placement
-from ._client import USE_DEFAULT as USE_DEFAULT
 from ._client import Provider as Provider
 from ._client import connect as connect
 from ._placement import place_media as place_media
@@ -40,7 +39,6 @@ from ._transport import Transport as Transport
 from ._turns import pair_tool_results as pair_tool_results
 
 __all__ = [
-    "USE_DEFAULT",
     "Accumulator",
     "Capabilities",
     "CapabilityTable",

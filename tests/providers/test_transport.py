@@ -90,12 +90,16 @@ async def test_429_with_retry_after_then_success(chat: tuple[OpenAIChatEmulator,
 
 async def test_retry_after_as_http_date(chat: tuple[OpenAIChatEmulator, str]) -> None:
     emulator, url = chat
-    when = email.utils.formatdate(time.time() + 1, usegmt=True)
+    # HTTP dates have whole-second resolution: 2 s ahead is at least 1 s of real waiting.
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)
     emulator.script(rate_limited(retry_after=when))
-    async with connect("openai:gpt-4.1", api_key=KEY, base_url=url) as llm:
-        started = time.monotonic()
-        await llm.complete(HELLO)
-    assert time.monotonic() - started >= 0.2  # a date ~1 s ahead (second resolution)
+    with capture_logs() as logs:
+        async with connect("openai:gpt-4.1", api_key=KEY, base_url=url) as llm:
+            started = time.monotonic()
+            await llm.complete(HELLO)
+    assert time.monotonic() - started >= 0.5
+    (retry,) = [e for e in logs if e["event"] == "provider_retry"]
+    assert 0.5 <= retry["delay"] <= 2.0
     assert len(emulator.received) == 2
 
 
