@@ -13,6 +13,12 @@ Every tool batch is answered by one user Content holding exactly as many ``funct
 parts as the model turn had ``functionCall`` parts, in call order. ``functionCall.id`` and the
 ``thoughtSignature`` are echoed exactly as they came. Gemini 2.5 returns calls without an id; such
 calls get a local id (``plait_…``) that is never sent back.
+
+TODO(P1, _placement/_capabilities): Gemini 3 documents multimodal function responses for
+image/png, image/jpeg, image/webp, application/pdf and text/plain only; placement decides per
+kind, so another document type (CSV, HTML...) returned by a tool stays inside the function
+response. A per-kind MIME allowlist for the tool-result position would move it to the follow-up
+user Content instead.
 """
 
 from __future__ import annotations

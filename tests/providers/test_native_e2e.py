@@ -295,3 +295,29 @@ async def test_bedrock_api_key_mode() -> None:
     assert received.path.endswith("/converse-stream")
     content = received.json()["messages"][2]["content"][0]["toolResult"]["content"]
     assert "image" in content[0]  # Nova takes images inside the tool result too
+
+
+OVERSIZED = {
+    # bytes of one inline image over the provider's limit, and what the error names
+    "anthropic": (5 * 1024 * 1024, "huge.png"),            # 5 MB of base64 per image
+    "openai-responses": (51 * 1024 * 1024, "huge.png"),    # 50 MB per image
+    "gemini": (21 * 1024 * 1024, "request limit"),         # 20 MB inline per request
+    "bedrock": (3_800_000, "huge.png"),                    # 3.75 MB per image
+}
+
+
+@ALL
+async def test_preflight_rejects_before_any_http(native: Setup) -> None:
+    from plait import ContentRejected, Image, ToolResult
+
+    size, named = OVERSIZED[native.name]
+    call = ToolCall("call_big", "get_file", "{}")
+    messages = [Message.user("x"), Message.assistant(call),
+                Message("tool", [ToolResult(call.id, call.name, [
+                    Image.from_bytes(bytes(size), "image/png", name="huge.png")])])]
+    async with native.connect() as llm:
+        with pytest.raises(ContentRejected) as info:
+            await llm.complete(ModelRequest("", messages, tools=TOOLS))
+    assert native.emulator.received == []
+    assert info.value.provider is not None and info.value.limit
+    assert named in str(info.value)
