@@ -59,13 +59,14 @@ from plait import (
     UsageDelta,
     Video,
 )
+from plait._parts import MediaPart
 
 from ._body import MediaEncoder, StreamedBody
 from ._capabilities import DOCUMENT, IMAGE, MB, VIDEO, Capabilities, CapabilityTable
 from ._client import Provider
 from ._eventstream import iter_frames
 from ._log import logger
-from ._placement import place_media
+from ._placement import media_label, media_placeholder, place_media
 from ._registry import ProviderSpec, bearer_auth, register
 from ._turns import pair_tool_results
 
@@ -165,7 +166,7 @@ class _Builder:
         others: list[dict[str, Any]] = []
         for part in parts:
             if isinstance(part, ToolResult):
-                results.append(self.tool_result(part))
+                results.append(self.tool_result(part, others))
             elif (block := self.block(part)) is not None:
                 others.append(block)
         if any("document" in b for b in others) and not any("text" in b for b in others):
@@ -192,12 +193,25 @@ class _Builder:
                     f"{counts[kind]} {kind} blocks in one Bedrock message (limit {limit})",
                     provider=PROVIDER, part=f"{kind} blocks", limit=f"{limit} per message")
 
-    def tool_result(self, result: ToolResult) -> dict[str, Any]:
+    def tool_result(self, result: ToolResult, siblings: list[dict[str, Any]]) -> dict[str, Any]:
+        """The ``toolResult`` block; what may not sit inside it goes to ``siblings``."""
         block: dict[str, Any] = {"toolUseId": tool_use_id(result.call_id)}
         if result.raw is not None and result.raw.provider == PROVIDER:
             block["content"] = result.raw.value
         else:
-            content = [b for p in result.output if (b := self.block(p)) is not None]
+            content: list[dict[str, Any]] = []
+            for item, part in enumerate(result.output, start=1):
+                if (self.caps.family == "nova" and isinstance(part, MediaPart)
+                        and isinstance(part.source, UrlSource)):
+                    # Nova rejects S3 locations inside toolResult ("extraneous key
+                    # [toolResult]"): the item goes beside it, labelled, in the same message.
+                    content.append({"text": media_placeholder(result.call_id, item, part)})
+                    siblings.append({"text": media_label(result.call_id, item, part)})
+                    moved = self.block(part)
+                    assert moved is not None  # media parts always render
+                    siblings.append(moved)
+                elif (wire := self.block(part)) is not None:
+                    content.append(wire)
             block["content"] = content or [{"text": "(no output)"}]
         if self.caps.family in ("claude", "nova"):
             block["status"] = "error" if result.is_error else "success"

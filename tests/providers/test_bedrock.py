@@ -149,6 +149,23 @@ def test_nova_puts_documents_beside_the_tool_result() -> None:
     assert __import__("base64").b64decode(siblings[1]["document"]["source"]["bytes"]) == PDF
 
 
+def test_nova_s3_items_leave_the_tool_result() -> None:
+    call = ToolCall("tooluse_1", "get_file", "{}")
+    body = build([Message.user("x"), Message.assistant(call), Message("tool", [ToolResult(
+        call.id, call.name, [Text("see"), Video.from_url("s3://media-bucket/clip.mp4", "video/mp4"),
+                             image()])]), Message.user("thanks")], NOVA)
+    user = body["messages"][2]["content"]
+    inside = user[0]["toolResult"]["content"]
+    assert [next(iter(b)) for b in inside] == ["text", "text", "image"]
+    assert "item 2" in inside[1]["text"]
+    assert "tooluse_1 item 2" in user[1]["text"]
+    assert user[2] == {"video": {"format": "mp4", "source": {
+        "s3Location": {"uri": "s3://media-bucket/clip.mp4"}}}}
+    assert user[3] == {"text": "thanks"}
+    validate(NOVA, body)
+    check_rules(body)
+
+
 def test_text_models_get_placeholders_and_errors_in_text() -> None:
     body = build(MATRIX["tool_error"], LLAMA)
     result = body["messages"][2]["content"][0]["toolResult"]

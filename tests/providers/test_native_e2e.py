@@ -283,6 +283,19 @@ async def test_bedrock_signs_quotes_the_model_and_maps_throttling() -> None:
     assert SECRET not in str(first.headers)
 
 
+def test_bedrock_without_credentials_is_an_authentication_error(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance-metadata probe
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    with pytest.raises(AuthenticationError, match="no AWS credentials"):
+        connect("bedrock:amazon.nova-pro-v1:0", base_url="http://127.0.0.1:9")
+
+
 async def test_bedrock_api_key_mode() -> None:
     emulator = BedrockEmulator(REPLY, api_key=KEY)
     with LoopbackServer(emulator) as server:
