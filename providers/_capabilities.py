@@ -6,7 +6,8 @@ glob patterns to ``Capabilities``; ``CapabilityTable.lookup(model)`` picks the f
 
 ``Capabilities`` answers three questions for a media kind:
 
-- ``placement(kind)``: ``"tool_result"`` (the API carries it inside a tool result), ``"user"``
+- ``placement(kind, mime)``: ``"tool_result"`` (the API carries it inside a tool result; an
+  optional ``tool_result_mime_types[kind]`` narrows which MIME types may stay there), ``"user"``
   (only in user messages: tool results move it to a follow-up user message, see
   ``_placement``) or ``"unsupported"`` (it becomes a text note and a warning).
 - ``mime_allowed(kind, mime)``: the MIME allowlist for that kind (no entry = anything goes).
@@ -58,6 +59,8 @@ class Capabilities:
     provider: str
     family: str = "*"
     tool_result_kinds: frozenset[ContentKind] = frozenset()
+    tool_result_mime_types: Mapping[ContentKind, frozenset[str]] = dataclasses.field(
+        default_factory=dict)
     user_kinds: frozenset[ContentKind] = frozenset({IMAGE})
     mime_types: Mapping[ContentKind, frozenset[str]] = dataclasses.field(default_factory=dict)
     max_item_bytes: Mapping[ContentKind, int] = dataclasses.field(default_factory=dict)
@@ -68,9 +71,13 @@ class Capabilities:
     file_provider: str | None = None
     file_id_kinds: frozenset[ContentKind] = frozenset()
 
-    def placement(self, kind: ContentKind) -> Placement:
-        """Where a tool-returned item of ``kind`` goes for this destination."""
-        if kind in self.tool_result_kinds:
+    def placement(self, kind: ContentKind, mime: str | None = None) -> Placement:
+        """Where a tool-returned item of ``kind`` (and MIME type ``mime``) goes.
+
+        An item of a tool-result kind whose MIME type is outside ``tool_result_mime_types`` for
+        that kind (when given) goes to the follow-up user message instead.
+        """
+        if kind in self.tool_result_kinds and _allowed(self.tool_result_mime_types, kind, mime):
             return "tool_result"
         if kind in self.user_kinds:
             return "user"
@@ -82,10 +89,7 @@ class Capabilities:
 
     def mime_allowed(self, kind: ContentKind, mime: str | None) -> bool:
         """Whether ``mime`` passes the allowlist for ``kind`` (no allowlist: always)."""
-        allowed = self.mime_types.get(kind)
-        if allowed is None:
-            return True
-        return mime is not None and mime.split(";", 1)[0].strip().lower() in allowed
+        return _allowed(self.mime_types, kind, mime)
 
     def takes_file_id(self, kind: ContentKind, provider: str) -> bool:
         """Whether a file id of ``provider``'s file store can be sent for ``kind``."""
@@ -94,6 +98,14 @@ class Capabilities:
     def with_(self, **changes: Any) -> Capabilities:
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
+
+
+def _allowed(table: Mapping[ContentKind, frozenset[str]], kind: ContentKind,
+             mime: str | None) -> bool:
+    allowed = table.get(kind)
+    if allowed is None:
+        return True
+    return mime is not None and mime.split(";", 1)[0].strip().lower() in allowed
 
 
 class CapabilityTable:

@@ -95,7 +95,7 @@ def _place_result(result: ToolResult, caps: Capabilities,
         if isinstance(part, Text):
             output.append(part)
             continue
-        placement = caps.placement(part.kind)
+        placement = caps.placement(part.kind, part.media_type)
         if placement == "tool_result":
             output.append(part)
         elif placement == "user":

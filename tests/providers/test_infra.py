@@ -75,6 +75,10 @@ def test_placement_and_mime_rules() -> None:
     assert [CHAT.placement(k) for k in (IMAGE, DOCUMENT, AUDIO)] == [
         "user", "user", "unsupported"]
     assert NATIVE.placement(IMAGE) == "tool_result"
+    narrow = NATIVE.with_(tool_result_mime_types={IMAGE: frozenset({"image/png"})})
+    assert narrow.placement(IMAGE, "image/png") == "tool_result"
+    assert narrow.placement(IMAGE, "image/jpeg") == "user"  # moves to the follow-up instead
+    assert narrow.placement(IMAGE) == "user"
     assert CHAT.mime_allowed(IMAGE, "IMAGE/PNG; charset=binary")
     assert not CHAT.mime_allowed(IMAGE, "image/gif") and not CHAT.mime_allowed(IMAGE, None)
     assert CHAT.mime_allowed(DOCUMENT, None)  # no allowlist for documents
