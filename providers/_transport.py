@@ -198,7 +198,7 @@ class Transport:
                                   provider=self.provider) from None
         request_id = _request_id(response.headers)
         try:
-            async for chunk in response.aiter_raw():
+            async for chunk in response.aiter_bytes():
                 yield chunk
         except httpx.TimeoutException:
             raise StreamInterrupted(f"stream stalled longer than the {self.timeouts.read}s "
