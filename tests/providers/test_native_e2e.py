@@ -183,6 +183,15 @@ async def test_cut_stream_is_interrupted(native: Setup) -> None:
 
 
 @ALL
+async def test_stalled_stream_is_interrupted(native: Setup) -> None:
+    native.emulator.script(lambda req: native.emulator.answer(  # type: ignore[attr-defined]
+        req, ScriptedReply(REPLY.text, REPLY.tool_calls, chunk_delay=0.6)))
+    async with native.connect(timeout=Timeouts(read=0.15), max_retries=0) as llm:
+        with pytest.raises(StreamInterrupted, match="stalled"):
+            await accumulate(llm.stream(request_with_image()))
+
+
+@ALL
 async def test_slow_response_times_out(native: Setup) -> None:
     native.emulator.script(slow(Response.json({}), 1.0))
     async with native.connect(timeout=Timeouts(total=0.2), max_retries=0) as llm:
