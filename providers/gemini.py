@@ -14,11 +14,8 @@ parts as the model turn had ``functionCall`` parts, in call order. ``functionCal
 ``thoughtSignature`` are echoed exactly as they came. Gemini 2.5 returns calls without an id; such
 calls get a local id (``plait_…``) that is never sent back.
 
-TODO(P1, _placement/_capabilities): Gemini 3 documents multimodal function responses for
-image/png, image/jpeg, image/webp, application/pdf and text/plain only; placement decides per
-kind, so another document type (CSV, HTML...) returned by a tool stays inside the function
-response. A per-kind MIME allowlist for the tool-result position would move it to the follow-up
-user Content instead.
+Gemini 3 documents multimodal function responses for image/png, image/jpeg, image/webp,
+application/pdf and text/plain only; other types of those kinds go to the follow-up Content.
 """
 
 from __future__ import annotations
@@ -97,7 +94,12 @@ _GEMINI_25 = Capabilities(
     file_provider=PROVIDER,
     file_id_kinds=_ALL,
 )
-_GEMINI_3 = _GEMINI_25.with_(family="gemini-3", tool_result_kinds=frozenset({IMAGE, DOCUMENT}))
+_GEMINI_3 = _GEMINI_25.with_(
+    family="gemini-3",
+    tool_result_kinds=frozenset({IMAGE, DOCUMENT}),
+    tool_result_mime_types={IMAGE: frozenset({"image/png", "image/jpeg", "image/webp"}),
+                            DOCUMENT: frozenset({"application/pdf", "text/plain"})},
+)
 
 CAPABILITIES = CapabilityTable(
     PROVIDER,

@@ -126,6 +126,27 @@ def test_gemini_3_moves_audio_and_video_to_a_follow_up_user_content() -> None:
     assert all("call_001" in label for label in labels) and len(labels) == 2
 
 
+def test_gemini_3_keeps_only_documented_types_inside() -> None:
+    from plait import Document
+
+    csv = Document.from_bytes(b"a,b\n1,2\n", "text/csv", name="t.csv")
+    heic = Image.from_bytes(b"heic", "image/heic", name="p.heic")
+    body = build(_turn_with([Text("two"), csv, heic, Image.from_bytes(PNG, "image/png")]))
+    response = body["contents"][2]["parts"][0]["functionResponse"]
+    assert [p["inlineData"]["mimeType"] for p in response["parts"]] == ["image/png"]
+    follow = body["contents"][3]["parts"]
+    assert [p["inlineData"]["mimeType"] for p in follow if "inlineData" in p] == [
+        "text/csv", "image/heic"]
+    validate(body)
+    check_rules(body)
+
+
+def _turn_with(output: list[Any]) -> list[Message]:
+    call = ToolCall("call_9", "get_file", "{}")
+    return [Message.user("x"), Message.assistant(call),
+            Message("tool", [ToolResult(call.id, call.name, output)])]
+
+
 def test_gemini_25_sends_media_after_the_whole_batch() -> None:
     body = build(MATRIX["several_tool_calls"], G25)
     answer = body["contents"][2]
