@@ -279,3 +279,30 @@ async def test_accumulate_over_a_live_stream(chat: tuple[OpenAIChatEmulator, str
     assert reply.tool_calls == [ToolCall("call_9", "lookup", '{"q": "plait"}')]
     assert reply.parts[0].text == "think first"  # type: ignore[union-attr]
     assert reply.finish_reason == "tool_calls" and reply.usage.output_tokens == 7
+
+
+async def test_stalled_stream_is_interrupted(chat: tuple[OpenAIChatEmulator, str]) -> None:
+    emulator, url = chat
+    emulator.script_reply(ScriptedReply("slow words arriving", chunk_delay=0.6))
+    async with connect("openai:gpt-4.1", api_key=KEY, base_url=url,
+                       timeout=Timeouts(read=0.15)) as llm:
+        with pytest.raises(StreamInterrupted, match="stalled"):
+            async for _ in llm.stream(HELLO):
+                pass
+
+
+async def test_borrowed_http_client_is_used_and_left_open(
+        chat: tuple[OpenAIChatEmulator, str]) -> None:
+    import httpx
+
+    seen: list[str] = []
+
+    async def hook(request: httpx.Request) -> None:
+        seen.append(request.url.path)
+
+    async with httpx.AsyncClient(event_hooks={"request": [hook]}) as client:
+        async with connect("openai:gpt-4.1", api_key=KEY, base_url=chat[1],
+                           http_client=client) as llm:
+            await llm.complete(HELLO)
+        assert not client.is_closed
+        assert seen == ["/chat/completions"]
