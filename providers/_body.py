@@ -41,7 +41,7 @@ _CHUNK = 3 * 128 * 1024  # a multiple of 3: chunks encode to base64 without padd
 class EncodeCache:
     """Encoded media text per (identity, encoding); LRU-bounded by ``max_bytes`` of text."""
 
-    def __init__(self, max_bytes: int = 1 << 30) -> None:
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
         self.max_bytes = max_bytes
         self._items: OrderedDict[tuple[Any, ...], tuple[object, str]] = OrderedDict()
         self._size = 0
