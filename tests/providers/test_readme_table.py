@@ -11,7 +11,9 @@ from plait.providers import capabilities_for
 README = Path(__file__).resolve().parents[2] / "README.md"
 WORDS = {"in the tool result": "tool_result", "follow-up user message": "user",
          "text note": "unsupported"}
-KINDS = [ContentKind.IMAGE, ContentKind.DOCUMENT, ContentKind.AUDIO, ContentKind.VIDEO]
+# One typical MIME type per column: PNG, PDF, WAV, MP4.
+KINDS = [(ContentKind.IMAGE, "image/png"), (ContentKind.DOCUMENT, "application/pdf"),
+         (ContentKind.AUDIO, "audio/wav"), (ContentKind.VIDEO, "video/mp4")]
 
 
 def test_readme_media_table_matches_capabilities() -> None:
@@ -22,5 +24,5 @@ def test_readme_media_table_matches_capabilities() -> None:
         cells = [c.strip() for c in row.strip("|").split("|")]
         provider, model = cells[1].strip("`").split(":", 1)
         caps = capabilities_for(provider, model)
-        for kind, cell in zip(KINDS, cells[2:], strict=True):
-            assert WORDS[cell.rstrip("¹²")] == caps.placement(kind), (row, kind)
+        for (kind, mime), cell in zip(KINDS, cells[2:], strict=True):
+            assert WORDS[cell.rstrip("¹²")] == caps.placement(kind, mime), (row, kind)
