@@ -175,7 +175,9 @@ class ChatWire:
             if message.role == "system":
                 wire.append({"role": "system", "content": message.text})
             elif message.role == "assistant":
-                wire.append(self._assistant(message, caps))
+                assistant = self._assistant(message, caps)
+                if assistant["content"] is not None or "tool_calls" in assistant:
+                    wire.append(assistant)  # a reasoning-only turn has nothing to replay
             elif message.role == "tool":
                 wire.extend(self._tool(part, caps) for part in message.parts
                             if isinstance(part, ToolResult))
@@ -257,6 +259,8 @@ class ChatWire:
                 out.append(_audio(part, media, caps))
             elif isinstance(part, Video):
                 out.append({"type": "text", "text": media_note(part, caps, where="user").text})
+        if not out:
+            return ""
         if all(p["type"] == "text" for p in out) and (self.dialect.string_content
                                                        or len(out) == 1):
             return "\n".join(p["text"] for p in out)

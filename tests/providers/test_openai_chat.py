@@ -379,3 +379,11 @@ def test_inline_bytes_round_trip_through_data_urls() -> None:
     file_data = body["messages"][0]["content"][1]["file"]["file_data"]
     assert base64.b64decode(image_url.split(",", 1)[1]) == PNG
     assert base64.b64decode(file_data.split(",", 1)[1]) == PDF
+
+
+def test_empty_turns_stay_valid() -> None:
+    body = openai_chat.build_request(ModelRequest(model="gpt-4.1", messages=[
+        Message.user(), Message("assistant", [Reasoning("only thinking")]), Message.user("x")]))
+    _validate(body)
+    assert body["messages"] == [{"role": "user", "content": ""},
+                                {"role": "user", "content": "x"}]
