@@ -166,3 +166,22 @@ def test_unsupported_kinds_are_not_violations_but_unresolved_handles_are_errors(
     with pytest.raises(ContentRejected, match="no source"):
         GROQ.build_request(ModelRequest(model="meta-llama/llama-4-scout",
                                         messages=[Message.user(Image.from_handle(HANDLE))]))
+
+
+@pytest.mark.parametrize("name", ["openai", "groq", "deepseek", "together", "fireworks",
+                                  "perplexity", "xai", "openrouter", "mistral"])
+async def test_each_bearer_provider_end_to_end(name: str) -> None:
+    emulator = OpenAIChatEmulator(ScriptedReply(f"hi from {name}", [("c1", "get_file", "{}")]),
+                                  auth=("authorization", "Bearer key-123"))
+    request = ModelRequest(model="", messages=[Message.user("hi")], tools=TOOLS)
+    with emulator.serve() as server:
+        async with connect(f"{name}:model-x", api_key="key-123", base_url=server.url) as llm:
+            reply = await llm.complete(request)
+            deltas = [d async for d in llm.stream(request)]
+    assert reply.text == f"hi from {name}" and reply.tool_calls[0].name == "get_file"
+    streamed = "".join(getattr(d, "text", "") for d in deltas)
+    assert streamed == f"hi from {name}"
+    plain, stream = (r.json() for r in emulator.received)
+    assert plain["model"] == stream["model"] == "model-x"
+    assert stream["stream"] is True
+    assert all(r.path == "/chat/completions" for r in emulator.received)
