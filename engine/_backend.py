@@ -1,0 +1,114 @@
+"""The few concurrency primitives the runtime needs, cheapest per event loop.
+
+On asyncio the runtime spawns plain tasks, waits on ``asyncio.Event`` and times steps out with
+``asyncio.timeout``: anyio's task groups, memory streams and cancel scopes cost several times
+more per hop (DESIGN.md, cost table). Any other backend (trio) goes through anyio, which is
+correct everywhere and only a little slower. Everything a run spawns is cancelled and awaited
+before the run returns, so ``finally`` blocks in steps always run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+import sniffio
+
+__all__ = ["AnyioBackend", "AsyncioBackend", "Backend", "Signal", "TimedOut", "current_backend"]
+
+
+class TimedOut(TimeoutError):
+    """A call given to ``Backend.call_with_timeout`` ran out of time (never a step's own error)."""
+
+
+class Signal(Protocol):
+    """A one-shot flag a task can wait on."""
+
+    def set(self) -> None: ...
+    def is_set(self) -> bool: ...
+    async def wait(self) -> Any: ...
+
+
+class Backend(Protocol):
+    """Spawning, signalling and timeouts for one run."""
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None: ...
+    def signal(self) -> Signal: ...
+    async def call_with_timeout(self, delay: float, fn: Callable[..., Awaitable[Any]],
+                                *args: Any) -> Any: ...
+    async def aclose(self) -> None: ...
+
+
+class AsyncioBackend:
+    """Plain asyncio tasks, tracked so the run can cancel and await them."""
+
+    __slots__ = ("_loop", "_tasks")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        task = self._loop.create_task(fn(*args))  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def signal(self) -> Signal:
+        return asyncio.Event()
+
+    async def call_with_timeout(self, delay: float, fn: Callable[..., Awaitable[Any]],
+                                *args: Any) -> Any:
+        cm = asyncio.timeout(delay)
+        try:
+            async with cm:
+                return await fn(*args)
+        except TimeoutError:
+            if cm.expired():
+                raise TimedOut from None
+            raise
+
+    async def aclose(self) -> None:
+        if not self._tasks:
+            return
+        # Shielded: the caller may itself be cancelled (anyio re-delivers cancellation on every
+        # await in a cancelled scope), and the children must still finish their finally blocks.
+        with anyio.CancelScope(shield=True):
+            while self._tasks:
+                pending = list(self._tasks)
+                for task in pending:
+                    task.cancel()
+                await asyncio.wait(pending)
+
+
+class AnyioBackend:
+    """anyio task group (used on trio, and wherever asyncio's shortcuts do not apply)."""
+
+    __slots__ = ("_tg",)
+
+    def __init__(self, tg: anyio.abc.TaskGroup) -> None:
+        self._tg = tg
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        self._tg.start_soon(fn, *args)
+
+    def signal(self) -> Signal:
+        return anyio.Event()
+
+    async def call_with_timeout(self, delay: float, fn: Callable[..., Awaitable[Any]],
+                                *args: Any) -> Any:
+        with anyio.move_on_after(delay) as scope:
+            return await fn(*args)
+        if scope.cancelled_caught:
+            raise TimedOut
+        raise AssertionError("unreachable: the call neither returned nor timed out")
+
+    async def aclose(self) -> None:
+        self._tg.cancel_scope.cancel()
+
+
+def current_backend() -> str:
+    """Name of the running async library ("asyncio", "trio")."""
+    return sniffio.current_async_library()

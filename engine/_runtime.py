@@ -1,0 +1,786 @@
+"""The scheduler of one run.
+
+How an event moves (the hot path): a step's return value is routed by type through a per-run
+dict to the consuming step. If that step has a free worker slot the event becomes a *ready* job;
+the task that produced it runs one ready job itself, straight away, with no queue and no task
+switch (a linear workflow runs entirely inside one task), and hands any others to new tasks. A
+step whose slots are all busy keeps a FIFO backlog, and each worker that finishes a job takes the
+next one from its own step's backlog, so ``workers`` long-lived tasks drain it. Nothing sets up a
+timeout, a lifecycle event, a hook call or checkpoint bookkeeping unless the step or run asked
+for it.
+
+Fan-out / fan-in: a step returning a list opens a *group*. Every event descending from a member
+of the group belongs to it; ``pending`` counts the group's jobs not yet finished. Events whose
+type a fan-in step collects (``list[A]`` or ``tuple[A, B]``) are buffered in the group, and when
+``pending`` reaches zero the buffer goes to the fan-in step as one job, which itself belongs to
+the enclosing group. A member that emits nothing simply drops out; an empty fan-out delivers an
+empty list to the fan-in its branches lead to.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ._backend import AnyioBackend, AsyncioBackend, Backend, Signal, TimedOut, current_backend
+from ._checkpoint import (
+    Checkpoint,
+    CheckpointStore,
+    SavedEvent,
+    SavedGroup,
+    SavedJob,
+    decode_event,
+    encode_checkpoint,
+    encode_event,
+    encode_state,
+)
+from ._errors import (
+    PlaitError,
+    StepFailed,
+    StepTimeout,
+    WorkflowCancelled,
+    WorkflowDefinitionError,
+    WorkflowStalled,
+    WorkflowTimeout,
+)
+from ._events import Event, InputRequired, StepFinished, StepStarted, StopEvent, event_type_name
+from ._graph import Graph
+from ._hooks import RunHooks
+from ._scope import HandleScope
+from ._step import StepSpec
+from ._store import ContentStore
+from ._stream import EventStream
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+__all__ = ["Runtime"]
+
+
+class _StepRT:
+    """Per-run state of one step: busy worker slots and the backlog."""
+
+    __slots__ = ("accepts", "active", "backlog", "func", "mode", "name", "retry", "spec",
+                 "takes_ctx", "timeout", "workers")
+
+    def __init__(self, spec: StepSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.func = spec.func
+        self.takes_ctx = spec.takes_ctx
+        self.workers = spec.options.workers
+        self.timeout = spec.options.timeout
+        self.retry = spec.options.retry
+        self.mode = spec.mode
+        self.accepts = spec.accepts
+        self.active = 0
+        self.backlog: deque[_Job] = deque()
+
+
+class _Group:
+    """One fan-out in progress."""
+
+    __slots__ = ("buffers", "default", "id", "origins", "parent", "pending")
+
+    def __init__(self, gid: int, parent: _Group | None, default: StepSpec | None) -> None:
+        self.id = gid
+        self.parent = parent
+        self.pending = 0
+        self.default = default
+        self.buffers: dict[_StepRT, list[Event]] | None = None
+        self.origins: dict[_StepRT, list[object]] | None = None
+
+
+class _Job:
+    """An event (or a fan-in batch) delivered to a step, until the step has handled it."""
+
+    __slots__ = ("answers", "attempt", "ctx", "event", "group", "id", "origin", "rt", "token",
+                 "waits")
+
+    def __init__(self, jid: int, rt: _StepRT, event: Any, group: _Group | None,
+                 origin: Any) -> None:
+        self.id = jid
+        self.rt = rt
+        self.event = event
+        self.group = group
+        self.origin = origin
+        self.attempt = 0  # attempts begun (or claimed and about to begin)
+        self.answers: list[Event | SavedEvent] | None = None
+        self.waits = 0
+        self.ctx: Context[Any] | None = None
+        self.token: object = None
+
+
+class _Waiter:
+    __slots__ = ("event_type", "job", "signal", "where")
+
+    def __init__(self, event_type: type[Event], where: Callable[[Any], bool] | None,
+                 signal: Signal, job: _Job) -> None:
+        self.event_type = event_type
+        self.where = where
+        self.signal = signal
+        self.job = job
+
+
+_STOP: Any = object()  # route target of stop events
+
+
+class Runtime:
+    """Everything one run owns; never shared between runs."""
+
+    def __init__(self, wf: Any, graph: Graph, *, run_id: str, state: Any,
+                 store: ContentStore | None, handles: HandleScope, hooks: RunHooks | None,
+                 checkpoints: CheckpointStore | None, timeout: float | None,
+                 stream_limit: int | None, forward_to: EventStream | None = None) -> None:
+        self.wf = wf
+        self.graph = graph
+        self.run_id = run_id
+        self.state = state
+        self.store = store
+        self.handles = handles
+        self.hooks = hooks
+        self.checkpoints = checkpoints
+        self.timeout = timeout
+        self.stream_limit = stream_limit
+        # Set in execute(): the stream needs the backend's signal type.
+        self.stream: EventStream | None = None
+        self.user_stream: EventStream | None = forward_to
+        self.finished = False
+        self.error: BaseException | None = None
+        self.stop_event: Event | None = None
+        self.run_token: object = None
+        self._backend: Backend | None = None
+        self._done: Signal | None = None
+        self._routes: dict[type, Any] = {}
+        self._rts: dict[str, _StepRT] = {}
+        self._next_id = 1
+        self._live = 0
+        self._joins: dict[_StepRT, list[Event]] = {}
+        self._waiters: list[_Waiter] = []
+        self._mailbox: list[Event | SavedEvent] = []
+        self._restored: list[_Job] | None = None
+        self._seq = 0
+        tracking = checkpoints is not None
+        self._open: dict[int, _Job] | None = {} if tracking else None
+        self._groups: dict[int, _Group] | None = {} if tracking else None
+        self.on_ready: Callable[[], object] | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    async def execute(self, start: Event | None) -> None:
+        """Run to the end (result or error recorded on self); only cancellation propagates."""
+        if current_backend() == "asyncio":
+            backend = AsyncioBackend()
+            self._backend = backend
+            try:
+                await self._main(start)
+            finally:
+                await backend.aclose()
+        else:
+            async with anyio.create_task_group() as tg:
+                self._backend = AnyioBackend(tg)
+                try:
+                    await self._main(start)
+                finally:
+                    tg.cancel_scope.cancel()
+
+    def _prepare(self) -> None:
+        backend = self._backend
+        assert backend is not None
+        self._done = backend.signal()
+        if self.stream_limit is not None:
+            self.stream = EventStream(backend.signal, self.stream_limit)
+            if self.user_stream is None:
+                self.user_stream = self.stream
+        if self.on_ready is not None:
+            self.on_ready()
+
+    async def _main(self, start: Event | None) -> None:
+        self._prepare()
+        done = self._done
+        assert done is not None and self._backend is not None
+        hooks = self.hooks
+        if hooks is not None:
+            self.run_token = hooks.run_started(self.graph.workflow, self.run_id)
+        try:
+            try:
+                ready: list[_Job] = []
+                if start is not None:
+                    self._emit(start, None, None, ready)
+                else:
+                    ready = self._claim_restored()
+                if self.checkpoints is not None:
+                    await self._save()
+            except Exception as exc:
+                self._finish(exc)
+            else:
+                for job in ready:
+                    self._backend.spawn(self._drive, job)
+            if not self.finished:
+                if self.timeout is None:
+                    await done.wait()
+                else:
+                    try:
+                        await self._backend.call_with_timeout(self.timeout, done.wait)
+                    except TimedOut:
+                        self._finish(WorkflowTimeout(self.graph.workflow, self.timeout))
+            if self.checkpoints is not None and not isinstance(self.error, WorkflowCancelled):
+                await self._save_final()
+        except BaseException as exc:
+            # Cancelled from outside (or the final save failed): the stream must still end.
+            self._finish(exc if isinstance(exc, Exception) else WorkflowCancelled(
+                f"run {self.run_id} was cancelled"))
+            raise
+        finally:
+            if hooks is not None:
+                hooks.run_finished(self.run_token, self.error)
+
+    def _finish(self, error: BaseException | None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.error = error
+        if self.stream is not None:
+            self.stream.close()
+        if self.user_stream is not None and self.user_stream is not self.stream:
+            pass  # a parent's stream: the parent closes it
+        for waiter in self._waiters:
+            waiter.signal.set()
+        if self._done is not None:
+            self._done.set()
+
+    def cancel(self) -> None:
+        """End the run now with ``WorkflowCancelled``; running steps are cancelled."""
+        self._finish(WorkflowCancelled(f"run {self.run_id} was cancelled"))
+
+    def result(self) -> Any:
+        """The run's return value, or raise its error (call once finished)."""
+        if self.error is not None:
+            raise self.error
+        ev = self.stop_event
+        if type(ev) is StopEvent:
+            return ev.result
+        return ev
+
+    async def wait_done(self) -> None:
+        """Wait until the run has finished."""
+        if self._done is not None and not self.finished:
+            await self._done.wait()
+
+    # --- the worker loop -----------------------------------------------------------------------
+
+    async def _drive(self, job: _Job) -> None:
+        backend = self._backend
+        assert backend is not None
+        stream = self.stream
+        try:
+            while True:
+                rt = job.rt
+                out = await self._attempts(job)
+                if self.finished:
+                    return
+                ready = self._complete(job, out)
+                if rt.backlog:
+                    nxt: _Job | None = rt.backlog.popleft()
+                    nxt.attempt += 1  # type: ignore[union-attr]
+                else:
+                    rt.active -= 1
+                    nxt = ready.pop() if ready else None
+                if self.checkpoints is not None:
+                    await self._save()
+                for other in ready:
+                    backend.spawn(self._drive, other)
+                if nxt is None:
+                    if self._live == 0 and not self.finished:
+                        self._finish(WorkflowStalled(
+                            f"{self.graph.workflow}: nothing is running or pending and no step "
+                            "emitted a stop event"
+                        ))
+                    return
+                if stream is not None and stream.full:
+                    await stream.wait_for_room()
+                if self.finished:
+                    return
+                job = nxt
+        except Exception as exc:
+            self._finish(exc)
+
+    async def _attempts(self, job: _Job) -> Any:
+        rt = job.rt
+        hooks = self.hooks
+        stream = self.stream
+        ctx = job.ctx
+        if ctx is None:
+            from ._context import Context
+
+            ctx = job.ctx = Context._bind(self, job)
+        while True:
+            attempt = job.attempt
+            if stream is not None:
+                stream.put(StepStarted(step=rt.name, attempt=attempt))
+            if hooks is not None:
+                origin = job.origin
+                origins: Sequence[object] = (
+                    origin if isinstance(origin, list) else () if origin is None else (origin,)
+                )
+                token = job.token = hooks.step_started(self.run_token, rt.name, attempt, origins)
+            try:
+                if rt.timeout is None:
+                    if rt.takes_ctx:
+                        out = await rt.func(self.wf, job.event, ctx)
+                    else:
+                        out = await rt.func(self.wf, job.event)
+                else:
+                    args = (self.wf, job.event, ctx) if rt.takes_ctx else (self.wf, job.event)
+                    assert self._backend is not None
+                    out = await self._backend.call_with_timeout(rt.timeout, rt.func, *args)
+            except Exception as exc:
+                if hooks is not None:
+                    hooks.step_finished(token, exc)
+                if stream is not None:
+                    stream.put(StepFinished(step=rt.name, attempt=attempt,
+                                            error=type(exc).__name__))
+                retry = rt.retry
+                if retry is not None and retry.retries(exc, attempt) and not self.finished:
+                    delay = retry.delay(attempt)
+                    job.attempt += 1
+                    if self.checkpoints is not None:
+                        await self._save()
+                    if delay > 0:
+                        await anyio.sleep(delay)
+                    continue
+                if isinstance(exc, TimedOut):
+                    assert rt.timeout is not None
+                    raise StepTimeout(rt.name, rt.timeout, attempt) from None
+                raise StepFailed(
+                    rt.name, attempt,
+                    f"step {rt.name!r} failed on attempt {attempt}: {type(exc).__name__}",
+                ) from exc
+            if hooks is not None:
+                hooks.step_finished(token, None)
+            if stream is not None:
+                stream.put(StepFinished(step=rt.name, attempt=attempt))
+            return out
+
+    # --- routing, fan-out, fan-in --------------------------------------------------------------
+
+    def _step_rt(self, spec: StepSpec) -> _StepRT:
+        rt = self._rts.get(spec.name)
+        if rt is None:
+            rt = self._rts[spec.name] = _StepRT(spec)
+        return rt
+
+    def _resolve(self, tp: type) -> Any:
+        spec = self.graph.route(tp)
+        if spec is None:
+            if not issubclass(tp, StopEvent):
+                raise WorkflowDefinitionError(
+                    f"{self.graph.workflow}: no step takes {tp.__name__} (declare the events a "
+                    "step emits in its return annotation)"
+                )
+            target: Any = _STOP
+        else:
+            target = self._step_rt(spec)
+        self._routes[tp] = target
+        return target
+
+    def _emit(self, ev: Event, group: _Group | None, origin: object,
+              ready: list[_Job]) -> None:
+        tp = type(ev)
+        rt = self._routes.get(tp)
+        if rt is None:
+            rt = self._resolve(tp)
+        if rt is _STOP:
+            if not self.finished:
+                self.stop_event = ev
+                self._finish(None)
+            return
+        if rt.mode == "one":
+            job = _Job(self._next_id, rt, ev, group, origin)
+            self._next_id += 1
+            self._live += 1
+            if group is not None:
+                group.pending += 1
+            if self._open is not None:
+                self._open[job.id] = job
+            if rt.active < rt.workers:
+                rt.active += 1
+                job.attempt = 1
+                ready.append(job)
+            else:
+                rt.backlog.append(job)
+        else:
+            self._collect(rt, ev, group, origin, ready)
+
+    def _collect(self, rt: _StepRT, ev: Event, group: _Group | None, origin: object,
+                 ready: list[_Job]) -> None:
+        if group is not None:
+            buffers = group.buffers
+            if buffers is None:
+                buffers = group.buffers = {}
+            items = buffers.get(rt)
+            if items is None:
+                items = buffers[rt] = []
+            items.append(ev)
+            if self.hooks is not None:
+                if group.origins is None:
+                    group.origins = {}
+                group.origins.setdefault(rt, []).append(origin)
+            return
+        origins = [origin] if self.hooks is not None else None
+        if rt.mode == "list":
+            self._batch(rt, [ev], None, origins, ready)
+            return
+        # A join outside any fan-out: fire as soon as one event of each type is waiting.
+        waiting = self._joins.setdefault(rt, [])
+        waiting.append(ev)
+        picked = []
+        for tp in rt.accepts:
+            found = next((e for e in waiting if isinstance(e, tp) and e not in picked), None)
+            if found is None:
+                return
+            picked.append(found)
+        for e in picked:
+            waiting.remove(e)
+        self._batch(rt, tuple(picked), None, origins, ready)
+
+    def _batch(self, rt: _StepRT, payload: Any, group: _Group | None,
+               origins: list[object] | None, ready: list[_Job]) -> None:
+        job = _Job(self._next_id, rt, payload, group, origins)
+        self._next_id += 1
+        self._live += 1
+        if self._open is not None:
+            self._open[job.id] = job
+        if rt.active < rt.workers:
+            rt.active += 1
+            job.attempt = 1
+            ready.append(job)
+        else:
+            rt.backlog.append(job)
+
+    def _fan_out(self, events: list[Any], group: _Group | None, origin: object,
+                 source: _StepRT, ready: list[_Job]) -> None:
+        sub = _Group(self._next_id, group, self.graph.default_collector.get(source.name))
+        self._next_id += 1
+        if self._groups is not None:
+            self._groups[sub.id] = sub
+        emit = self._emit
+        for ev in events:
+            if not isinstance(ev, Event):
+                raise TypeError(f"step {source.name!r} returned a list holding "
+                                f"{type(ev).__name__}, not events")
+            emit(ev, sub, origin, ready)
+        if group is not None:
+            group.pending += 1
+        if sub.pending == 0:
+            self._close(sub, ready)
+
+    def _close(self, group: _Group, ready: list[_Job]) -> None:
+        if self._groups is not None:
+            self._groups.pop(group.id, None)
+        parent = group.parent
+        batches = 0
+        if group.buffers:
+            for rt, items in group.buffers.items():
+                payload: Any = items if rt.mode == "list" else self._join_tuple(rt, items)
+                origins = group.origins.get(rt) if group.origins is not None else None
+                self._batch(rt, payload, parent, origins, ready)
+                batches += 1
+        elif group.default is not None and group.default.mode == "list":
+            self._batch(self._step_rt(group.default), [], parent,
+                        [] if self.hooks is not None else None, ready)
+            batches = 1
+        if parent is not None:
+            parent.pending += batches - 1
+            if parent.pending == 0:
+                self._close(parent, ready)
+
+    @staticmethod
+    def _join_tuple(rt: _StepRT, items: list[Event]) -> tuple[Event, ...]:
+        picked = []
+        for tp in rt.accepts:
+            matches = [e for e in items if isinstance(e, tp)]
+            if len(matches) != 1:
+                got = ", ".join(type(e).__name__ for e in items) or "nothing"
+                raise StepFailed(
+                    rt.name, 0,
+                    f"join step {rt.name!r} needs exactly one of each of "
+                    f"{', '.join(t.__name__ for t in rt.accepts)} from its fan-out; got {got}",
+                )
+            picked.append(matches[0])
+        return tuple(picked)
+
+    def _complete(self, job: _Job, out: Any) -> list[_Job]:
+        ready: list[_Job] = []
+        group = job.group
+        if out is not None:
+            if isinstance(out, Event):
+                self._emit(out, group, job.token, ready)
+            elif isinstance(out, list):
+                self._fan_out(out, group, job.token, job.rt, ready)
+            else:
+                raise StepFailed(
+                    job.rt.name, job.attempt,
+                    f"step {job.rt.name!r} returned {type(out).__name__}; a step returns an "
+                    "event, a list of events, or None",
+                )
+        self._live -= 1
+        if self._open is not None:
+            self._open.pop(job.id, None)
+        if group is not None:
+            group.pending -= 1
+            if group.pending == 0:
+                self._close(group, ready)
+        return ready
+
+    # --- what Context and Run call -------------------------------------------------------------
+
+    def send_event(self, job: _Job | None, ev: Event) -> None:
+        """Deliver ``ev`` now, as if ``job`` had emitted it (``None``: from outside the run)."""
+        if not isinstance(ev, Event):
+            raise TypeError(f"send_event takes an Event, not {type(ev).__name__}")
+        if self.finished:
+            return
+        ready: list[_Job] = []
+        if job is None:
+            self._emit(ev, None, None, ready)
+        else:
+            self._emit(ev, job.group, job.token, ready)
+        self._start(ready)
+
+    def _start(self, ready: list[_Job]) -> None:
+        backend = self._backend
+        assert backend is not None
+        if not ready:
+            return
+        if self.checkpoints is not None:
+            backend.spawn(self._save_then_drive, ready)
+        else:
+            for job in ready:
+                backend.spawn(self._drive, job)
+
+    async def _save_then_drive(self, ready: list[_Job]) -> None:
+        try:
+            await self._save()
+        except Exception as exc:
+            self._finish(exc)
+            return
+        assert self._backend is not None
+        for job in ready[1:]:
+            self._backend.spawn(self._drive, job)
+        await self._drive(ready[0])
+
+    def write_to_stream(self, ev: Event) -> None:
+        """Put ``ev`` on the caller's stream (no-op when nobody streams this run)."""
+        stream = self.user_stream
+        if stream is not None:
+            stream.put(ev)
+
+    async def wait_for(self, job: _Job, event_type: type[Event],
+                       where: Callable[[Any], bool] | None, timeout: float | None,
+                       prompt: Any) -> Event:
+        """Park ``job`` until the caller sends a matching event (or replay a saved answer)."""
+        n = job.waits
+        job.waits += 1
+        answers = job.answers
+        if answers is None:
+            answers = job.answers = []
+        if n < len(answers):
+            saved = answers[n]
+            if isinstance(saved, SavedEvent):
+                known = dict(self.graph.types)
+                known[event_type_name(event_type)] = event_type
+                saved = answers[n] = decode_event(saved, known)
+            return saved
+        found = self._take_mailbox(event_type, where)
+        if found is not None:
+            answers.append(found)
+            if self.checkpoints is not None:
+                await self._save()
+            return found
+        assert self._backend is not None
+        waiter = _Waiter(event_type, where, self._backend.signal(), job)
+        self._waiters.append(waiter)
+        try:
+            if self.stream is not None:
+                self.stream.put(InputRequired(step=job.rt.name,
+                                              event_type=event_type.__name__,
+                                              waiter_id=f"{job.id}.{n}", prompt=prompt))
+            if self.checkpoints is not None:
+                await self._save()
+            if timeout is None:
+                await waiter.signal.wait()
+            else:
+                await self._backend.call_with_timeout(timeout, waiter.signal.wait)
+        except TimedOut:
+            raise TimeoutError(
+                f"no {event_type.__name__} arrived within {timeout:g}s"  # type: ignore[str-format]
+            ) from None
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+        if n >= len(answers):  # woken because the run ended
+            raise WorkflowCancelled(f"run {self.run_id} ended while waiting for "
+                                    f"{event_type.__name__}")
+        answer = answers[n]
+        assert isinstance(answer, Event)
+        return answer
+
+    def _take_mailbox(self, event_type: type[Event],
+                      where: Callable[[Any], bool] | None) -> Event | None:
+        name = event_type_name(event_type)
+        for i, item in enumerate(self._mailbox):
+            if isinstance(item, SavedEvent):
+                if item.type != name:
+                    continue
+                item = self._mailbox[i] = decode_event(item, {name: event_type})
+            if isinstance(item, event_type) and (where is None or where(item)):
+                del self._mailbox[i]
+                return item
+        return None
+
+    async def send(self, ev: Event) -> None:
+        """An event from the caller: answer a waiting step, feed a step, or keep it for later."""
+        if not isinstance(ev, Event):
+            raise TypeError(f"send takes an Event, not {type(ev).__name__}")
+        if self.finished:
+            raise PlaitError(f"run {self.run_id} has already finished")
+        for waiter in self._waiters:
+            if isinstance(ev, waiter.event_type) and (waiter.where is None or waiter.where(ev)):
+                self._waiters.remove(waiter)
+                answers = waiter.job.answers
+                assert answers is not None
+                answers.append(ev)
+                if self.checkpoints is not None:
+                    await self._save()
+                waiter.signal.set()
+                return
+        if self.graph.route(type(ev)) is not None:
+            self.send_event(None, ev)
+            return
+        self._mailbox.append(ev)
+        if self.checkpoints is not None:
+            await self._save()
+
+    # --- checkpoints ---------------------------------------------------------------------------
+
+    def _snapshot(self, status: str) -> Checkpoint:
+        self._seq += 1
+        jobs = []
+        assert self._open is not None and self._groups is not None
+        for job in self._open.values():
+            batch = isinstance(job.event, list | tuple)
+            events = [encode_event(e) for e in job.event] if batch else [encode_event(job.event)]
+            answers = [a if isinstance(a, SavedEvent) else encode_event(a)
+                       for a in job.answers or ()]
+            jobs.append(SavedJob(job.id, job.rt.name, events, batch,
+                                 job.group.id if job.group is not None else 0, job.attempt,
+                                 answers))
+        groups = [
+            SavedGroup(
+                g.id, g.parent.id if g.parent is not None else 0, g.pending,
+                g.default.name if g.default is not None else None,
+                {rt.name: [encode_event(e) for e in items]
+                 for rt, items in (g.buffers or {}).items()},
+            )
+            for g in self._groups.values()
+        ]
+        return Checkpoint(
+            workflow=self.graph.workflow, run_id=self.run_id, seq=self._seq, status=status,
+            next_id=self._next_id,
+            state=encode_state(self.state) if self.state is not None else None,
+            jobs=jobs, groups=groups,
+            joins={rt.name: [encode_event(e) for e in evs] for rt, evs in self._joins.items()},
+            mailbox=[m if isinstance(m, SavedEvent) else encode_event(m) for m in self._mailbox],
+        )
+
+    async def _save(self) -> None:
+        assert self.checkpoints is not None
+        cp = self._snapshot("running")
+        await self.checkpoints.save(self.run_id, cp.seq, cp.workflow, cp.status,
+                                    encode_checkpoint(cp))
+
+    async def _save_final(self) -> None:
+        assert self.checkpoints is not None
+        failed = self.error is not None
+        self._seq += 1
+        cp = Checkpoint(workflow=self.graph.workflow, run_id=self.run_id, seq=self._seq,
+                        status="failed" if failed else "done", next_id=self._next_id,
+                        state=encode_state(self.state) if self.state is not None else None)
+        if failed:
+            cp.error = type(self.error).__name__
+        elif self.stop_event is not None:
+            try:
+                cp.result = encode_event(self.stop_event)
+            except PlaitError:
+                cp.result = None  # an unencodable result: the run is done, its value not kept
+        with anyio.CancelScope(shield=True):
+            await self.checkpoints.save(self.run_id, cp.seq, cp.workflow, cp.status,
+                                        encode_checkpoint(cp))
+
+    def restore(self, cp: Checkpoint) -> None:
+        """Load a running checkpoint's jobs, groups and buffers (before ``execute(None)``).
+
+        :raises CheckpointError: the checkpoint names steps or events this workflow lacks.
+        """
+        from ._errors import CheckpointError
+
+        known = dict(self.graph.types)
+        steps = self.graph.steps
+
+        def rt_named(name: str) -> _StepRT:
+            spec = steps.get(name)
+            if spec is None:
+                raise CheckpointError(f"checkpoint names step {name!r}, which "
+                                      f"{self.graph.workflow} does not have")
+            return self._step_rt(spec)
+
+        groups: dict[int, _Group] = {}
+        for sg in cp.groups:
+            default = steps.get(sg.default) if sg.default else None
+            groups[sg.id] = _Group(sg.id, None, default)
+        for sg in cp.groups:
+            g = groups[sg.id]
+            g.parent = groups.get(sg.parent)
+            g.pending = sg.pending
+            if sg.buffers:
+                g.buffers = {rt_named(name): [decode_event(e, known) for e in evs]
+                             for name, evs in sg.buffers.items()}
+        assert self._groups is not None and self._open is not None
+        self._groups.update(groups)
+        jobs = []
+        for sj in sorted(cp.jobs, key=lambda j: j.id):
+            rt = rt_named(sj.step)
+            events = [decode_event(e, known) for e in sj.events]
+            payload: Any = events[0] if not sj.batch else (
+                events if rt.mode == "list" else tuple(events))
+            job = _Job(sj.id, rt, payload, groups.get(sj.group), None)
+            job.attempt = sj.attempt
+            job.answers = list(sj.answers)
+            jobs.append(job)
+            self._open[job.id] = job
+        self._live = len(jobs)
+        self._joins = {rt_named(name): [decode_event(e, known) for e in evs]
+                       for name, evs in cp.joins.items()}
+        self._mailbox = list(cp.mailbox)
+        self._next_id = cp.next_id
+        self._seq = cp.seq
+        self._restored = jobs
+
+    def _claim_restored(self) -> list[_Job]:
+        ready = []
+        for job in self._restored or ():
+            rt = job.rt
+            if rt.active < rt.workers:
+                rt.active += 1
+                job.attempt += 1
+                ready.append(job)
+            else:
+                rt.backlog.append(job)
+        self._restored = None
+        if not ready and self._live == 0:
+            self._finish(WorkflowStalled(f"run {self.run_id} has nothing left to run"))
+        return ready
