@@ -86,7 +86,9 @@ class Graph:
         wf = self.workflow
         if not self.start_types:
             raise WorkflowDefinitionError(
-                f"{wf}: no step takes a StartEvent (steps: {', '.join(sorted(self.steps))})"
+                f"{wf}: no step takes a StartEvent; "
+                + "; ".join(f"step {s.name!r} takes {_names(s.accepts)}"
+                            for s in self.steps.values())
             )
         produced = self._produced()
         for spec in self.steps.values():

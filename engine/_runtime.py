@@ -470,8 +470,10 @@ class Runtime:
         emit = self._emit
         for ev in events:
             if not isinstance(ev, Event):
-                raise TypeError(f"step {source.name!r} returned a list holding "
-                                f"{type(ev).__name__}, not events")
+                raise StepFailed(
+                    source.name, 0, f"step {source.name!r} returned a list holding "
+                    f"{type(ev).__name__}, not events",
+                ) from TypeError(type(ev).__name__)
             emit(ev, sub, origin, ready)
         if group is not None:
             group.pending += 1

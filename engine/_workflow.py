@@ -159,7 +159,7 @@ class Workflow(Generic[InT, OutT]):
                 ) from exc
         if fields:
             raise WorkflowDefinitionError("pass either a start event or its fields, not both")
-        if not isinstance(start_event, Event) or graph.route(type(start_event)) is None:
+        if not isinstance(start_event, StartEvent) or graph.route(type(start_event)) is None:
             raise WorkflowDefinitionError(
                 f"{graph.workflow} does not take {type(start_event).__name__} as a start event"
             )
