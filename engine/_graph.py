@@ -167,9 +167,9 @@ class Graph:
                 target = self.route(tp)
                 if target is None:
                     stops.add(tp.__name__)
-                    lines.append(f"    step_{spec.name} -->|{label}| stop_{tp.__name__}")
+                    lines.append(f'    step_{spec.name} -->|"{label}"| stop_{tp.__name__}')
                 else:
-                    lines.append(f"    step_{spec.name} -->|{label}| step_{target.name}")
+                    lines.append(f'    step_{spec.name} -->|"{label}"| step_{target.name}')
         for name in sorted(stops):
             lines.append(f"    stop_{name}([{name}])")
         return "\n".join(lines) + "\n"

@@ -342,7 +342,8 @@ class Runtime:
                     hooks.step_finished(token, exc)
                 if stream is not None:
                     stream.put(StepFinished(step=rt.name, attempt=attempt,
-                                            error=type(exc).__name__))
+                                            error="TimeoutError" if isinstance(exc, TimedOut)
+                                            else type(exc).__name__))
                 retry = rt.retry
                 if retry is not None and retry.retries(exc, attempt) and not self.finished:
                     delay = retry.delay(attempt)

@@ -175,5 +175,5 @@ def test_mermaid_names_steps_and_events() -> None:
     text = Base.mermaid()
     assert text.startswith("flowchart TD\n")
     assert "start_Go --> step_prepare" in text
-    assert "step_prepare -->|A| step_finish" in text
-    assert "step_finish -->|StopEvent| stop_StopEvent" in text
+    assert 'step_prepare -->|"A"| step_finish' in text
+    assert 'step_finish -->|"StopEvent"| stop_StopEvent' in text
