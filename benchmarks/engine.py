@@ -129,7 +129,7 @@ def _build(header: str, body: str, name: str) -> Any:
     module = type(sys)(f"bench_{name}")
     sys.modules[module.__name__] = module
     namespace = module.__dict__
-    exec(compile(header + body, f"<{name}>", "exec"), namespace)
+    exec(compile(header + body, f"<{name}>", "exec"), namespace)  # noqa: S102 - our source
     return namespace
 
 

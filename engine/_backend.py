@@ -52,7 +52,7 @@ class AsyncioBackend:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
-        task = self._loop.create_task(fn(*args))  # type: ignore[arg-type]
+        task: asyncio.Task[Any] = self._loop.create_task(fn(*args))  # type: ignore[arg-type]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -92,7 +92,7 @@ class AnyioBackend:
         self._tg = tg
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
-        self._tg.start_soon(fn, *args)
+        self._tg.start_soon(fn, *args)  # type: ignore[arg-type]
 
     def signal(self) -> Signal:
         return anyio.Event()

@@ -9,7 +9,9 @@ execution, while ``state``, ``store`` and ``handles`` are the run's and shared b
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
+
+from typing_extensions import TypeVar
 
 from ._errors import PlaitError
 from ._events import Event, StartEvent
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Context"]
 
-StateT = TypeVar("StateT")
+StateT = TypeVar("StateT", default=Any)
 E = TypeVar("E", bound=Event)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 from msgspec import StructMeta
+from typing_extensions import dataclass_transform
 
 __all__ = [
     "Event",
@@ -33,6 +34,7 @@ class _EventMeta(StructMeta):
         return super().__new__(mcls, name, bases, namespace, **kwargs)
 
 
+@dataclass_transform(kw_only_default=True, field_specifiers=(msgspec.field,))
 class Event(msgspec.Struct, metaclass=_EventMeta):
     """Base of every event; subclass it and declare fields (``class Query(Event): text: str``)."""
 

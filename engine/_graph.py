@@ -36,7 +36,8 @@ class Graph:
                         f"{other.name!r} and step {spec.name!r}; one event goes to one step"
                     )
                 self.consumer[tp] = spec
-        self.start_types = tuple(t for t in self.consumer if issubclass(t, StartEvent))
+        self.start_types: tuple[type[StartEvent], ...] = tuple(
+            t for t in self.consumer if issubclass(t, StartEvent))
         self._route_cache: dict[type, StepSpec | None] = {}
         self.default_collector: dict[str, StepSpec | None] = {}
         self.types: dict[str, type[Event]] = {}
@@ -162,12 +163,14 @@ class Graph:
             if target is not None:
                 lines.append(f"    start_{tp.__name__} --> step_{target.name}")
         for spec in self.steps.values():
-            for tp, fan in [(t, False) for t in spec.emits] + [(t, True) for t in spec.fans_out]:
-                label = f"list[{tp.__name__}]" if fan else tp.__name__
-                target = self.route(tp)
+            edges: list[tuple[type[Event], bool]] = [(t, False) for t in spec.emits]
+            edges += [(t, True) for t in spec.fans_out]
+            for etp, fan in edges:
+                label = f"list[{etp.__name__}]" if fan else etp.__name__
+                target = self.route(etp)
                 if target is None:
-                    stops.add(tp.__name__)
-                    lines.append(f'    step_{spec.name} -->|"{label}"| stop_{tp.__name__}')
+                    stops.add(etp.__name__)
+                    lines.append(f'    step_{spec.name} -->|"{label}"| stop_{etp.__name__}')
                 else:
                     lines.append(f'    step_{spec.name} -->|"{label}"| step_{target.name}')
         for name in sorted(stops):

@@ -7,12 +7,14 @@ plain "run it and give me the result" use. ``Run`` is the handle inside the bloc
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 import anyio
 import anyio.abc
+from typing_extensions import TypeVar
 
 from ._events import Event
 from ._runtime import Runtime
@@ -20,7 +22,7 @@ from ._stream import EventStream
 
 __all__ = ["Run", "RunStarter"]
 
-OutT = TypeVar("OutT")
+OutT = TypeVar("OutT", default=Any)
 
 
 class _Events:
@@ -152,7 +154,5 @@ class RunStarter(Generic[OutT]):
 async def _host(rt: Runtime, start: Event | None, *,
                 task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     rt.on_ready = task_status.started
-    try:
+    with contextlib.suppress(Exception):  # recorded on the runtime; Run.result() raises it
         await rt.execute(start)
-    except Exception:
-        pass  # recorded on the runtime; Run.result() raises it

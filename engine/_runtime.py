@@ -214,7 +214,7 @@ class Runtime:
                     ready = self._claim_restored()
                 if self.checkpoints is not None:
                     await self._save()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the run's outcome, raised by result()
                 self._finish(exc)
             else:
                 for job in ready:
@@ -305,7 +305,7 @@ class Runtime:
                 if self.finished:
                     return
                 job = nxt
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the run's outcome, raised by result()
             self._finish(exc)
 
     async def _attempts(self, job: _Job) -> Any:
@@ -568,7 +568,7 @@ class Runtime:
     async def _save_then_drive(self, ready: list[_Job]) -> None:
         try:
             await self._save()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the run's outcome, raised by result()
             self._finish(exc)
             return
         assert self._backend is not None
@@ -620,7 +620,7 @@ class Runtime:
                 await self._backend.call_with_timeout(timeout, waiter.signal.wait)
         except TimedOut:
             raise TimeoutError(
-                f"no {event_type.__name__} arrived within {timeout:g}s"  # type: ignore[str-format]
+                f"no {event_type.__name__} arrived within {timeout}s"
             ) from None
         finally:
             if waiter in self._waiters:

@@ -15,7 +15,9 @@ import itertools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic
+
+from typing_extensions import TypeVar
 
 from ._checkpoint import CheckpointStore, decode_checkpoint, decode_event
 from ._errors import CheckpointError, WorkflowDefinitionError
@@ -30,8 +32,8 @@ from ._store import ContentStore
 
 __all__ = ["Workflow"]
 
-InT = TypeVar("InT", bound=StartEvent)
-OutT = TypeVar("OutT")
+InT = TypeVar("InT", bound=StartEvent, default=StartEvent)
+OutT = TypeVar("OutT", default=Any)
 W = TypeVar("W", bound="Workflow[Any, Any]")
 
 

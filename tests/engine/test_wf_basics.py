@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import msgspec
 import pytest
-
 from plait import (
     Context,
     Event,
@@ -100,7 +100,7 @@ async def test_result_without_reading_the_stream_does_not_block() -> None:
         async def talk(self, ev: Go, ctx: Context) -> StopEvent:
             for i in range(ev.n):
                 ctx.write_to_stream(Note(text=str(i)))
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             return StopEvent(result="ok")
 
     async with Chatty(stream_buffer=4).start(n=100) as run:

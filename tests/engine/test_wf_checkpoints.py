@@ -13,7 +13,6 @@ import anyio
 import pydantic
 import pytest
 import wf_ckpt_fixtures as fx
-
 from plait import (
     CheckpointError,
     CheckpointStore,
@@ -61,9 +60,8 @@ class TwoSteps(Workflow[Go, str]):
     @step
     async def b(self, ev: Mid, ctx: Context[Counts]) -> StopEvent:
         ctx.state.b += 1
-        if ev.v == 0:  # hang on the first attempt so the caller can stop the run here
-            if ctx.attempt == 1:
-                await anyio.sleep(30)
+        if ev.v == 0 and ctx.attempt == 1:  # hang so the caller can stop the run here
+            await anyio.sleep(30)
         return StopEvent(result=f"a={ctx.state.a} b={ctx.state.b} attempt={ctx.attempt}")
 
 

@@ -6,9 +6,9 @@ import contextvars
 from collections.abc import Sequence
 
 import anyio
+import anyio.lowlevel
 import pydantic
 import pytest
-
 from plait import (
     Context,
     Event,
@@ -169,7 +169,6 @@ class Child(Workflow[ChildGo, int]):
     @step
     async def count(self, ev: ChildGo, ctx: Context) -> StopEvent:
         ctx.write_to_stream(Progress(pct=len(ev.text)))
-        ctx.handles  # the parent's scope is shared
         return StopEvent(result=len(ev.text))
 
 
@@ -265,7 +264,7 @@ class Traced(Workflow):
 
     @step(workers=2)
     async def work(self, ev: Item) -> Out:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         span = current_span.get()
         assert span is not None
         return Out(i=ev.i, span=span)

@@ -6,7 +6,6 @@ import time
 
 import anyio
 import pytest
-
 from plait import (
     Context,
     Event,

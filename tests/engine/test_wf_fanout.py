@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
-
 from plait import (
     Context,
     Event,
@@ -44,7 +44,7 @@ class Pipeline(Workflow[Go, list[int]]):
 
     @step(workers=8)
     async def score(self, ev: Item) -> Scored | None:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         if ev.i % 5 == 4:
             return None  # dropped members simply do not arrive at the fan-in
         return Scored(i=ev.i, score=ev.i * 2)
@@ -168,7 +168,7 @@ class Nested(Workflow):
 
     @step(workers=4)
     async def leaf(self, ev: Inner) -> InnerDone:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         return InnerDone(k=ev.k, j=ev.j)
 
     @step

@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import pytest
-
-from plait import Context, Event, StartEvent, StepStarted, StopEvent, Workflow, WorkflowDefinitionError, step
+from plait import (
+    Context,
+    Event,
+    StartEvent,
+    StepStarted,
+    StopEvent,
+    Workflow,
+    WorkflowDefinitionError,
+    step,
+)
 
 
 class Go(StartEvent):
