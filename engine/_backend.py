@@ -36,6 +36,8 @@ class Backend(Protocol):
     """Spawning, signalling and timeouts for one run."""
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None: ...
+    async def run_inline(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None: ...
+    def interrupt(self) -> None: ...
     def signal(self) -> Signal: ...
     async def call_with_timeout(self, delay: float, fn: Callable[..., Awaitable[Any]],
                                 *args: Any) -> Any: ...
@@ -45,11 +47,38 @@ class Backend(Protocol):
 class AsyncioBackend:
     """Plain asyncio tasks, tracked so the run can cancel and await them."""
 
-    __slots__ = ("_loop", "_tasks")
+    __slots__ = ("_host", "_interrupted", "_loop", "_tasks")
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._host: asyncio.Task[Any] | None = None
+        self._interrupted = False
+
+    async def run_inline(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Await ``fn(*args)`` in the calling task, stoppable by ``interrupt()``.
+
+        This is how a run executes its first chain of steps without starting a task: a cancel
+        request we sent ourselves is absorbed here (``uncancel``); any other cancellation
+        propagates.
+        """
+        host = asyncio.current_task()
+        self._host = host
+        try:
+            await fn(*args)
+        except asyncio.CancelledError:
+            if not self._interrupted or host is None:
+                raise
+            host.uncancel()
+        finally:
+            self._host = None
+
+    def interrupt(self) -> None:
+        """Stop whatever ``run_inline`` is awaiting (no-op from the inline task itself)."""
+        host = self._host
+        if host is not None and host is not asyncio.current_task() and not self._interrupted:
+            self._interrupted = True
+            host.cancel()
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         task: asyncio.Task[Any] = self._loop.create_task(fn(*args))  # type: ignore[arg-type]
@@ -71,7 +100,9 @@ class AsyncioBackend:
             raise
 
     async def aclose(self) -> None:
-        if not self._tasks:
+        # Tasks that already returned may still be in the set (done-callbacks run on the next
+        # loop iteration): skip the shielded wait when nothing is actually running.
+        if not self._tasks or all(task.done() for task in self._tasks):
             return
         # Shielded: the caller may itself be cancelled (anyio re-delivers cancellation on every
         # await in a cancelled scope), and the children must still finish their finally blocks.
@@ -90,6 +121,14 @@ class AnyioBackend:
 
     def __init__(self, tg: anyio.abc.TaskGroup) -> None:
         self._tg = tg
+
+    async def run_inline(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        """Await ``fn(*args)`` in the calling task (the task group's host)."""
+        await fn(*args)
+
+    def interrupt(self) -> None:
+        """Cancel the task group: the inline chain and every spawned task stop."""
+        self._tg.cancel_scope.cancel()
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         self._tg.start_soon(fn, *args)  # type: ignore[arg-type]

@@ -172,25 +172,32 @@ class Runtime:
 
     async def execute(self, start: Event | None) -> None:
         """Run to the end (result or error recorded on self); only cancellation propagates."""
-        if current_backend() == "asyncio":
-            backend = AsyncioBackend()
-            self._backend = backend
-            try:
-                await self._main(start)
-            finally:
-                await backend.aclose()
-        else:
-            async with anyio.create_task_group() as tg:
-                self._backend = AnyioBackend(tg)
+        try:
+            if current_backend() == "asyncio":
+                backend = AsyncioBackend()
+                self._backend = backend
                 try:
-                    await self._main(start)
+                    await self._body(start)
                 finally:
+                    await backend.aclose()
+            else:
+                # On trio the task group's own scope is the interrupt: finishing the run cancels
+                # it, which stops the inline chain and every spawned worker at once.
+                async with anyio.create_task_group() as tg:
+                    self._backend = AnyioBackend(tg)
+                    await self._body(start)
                     tg.cancel_scope.cancel()
+        except BaseException as exc:
+            # Cancelled from outside: the stream must still end and waiters must wake.
+            self._finish(exc if isinstance(exc, Exception) else WorkflowCancelled(
+                f"run {self.run_id} was cancelled"))
+            raise
+        finally:
+            await self._end()
 
     def _prepare(self) -> None:
         backend = self._backend
         assert backend is not None
-        self._done = backend.signal()
         if self.stream_limit is not None:
             self.stream = EventStream(backend.signal, self.stream_limit)
             if self.user_stream is None:
@@ -198,45 +205,64 @@ class Runtime:
         if self.on_ready is not None:
             self.on_ready()
 
-    async def _main(self, start: Event | None) -> None:
+    async def _body(self, start: Event | None) -> None:
+        """Deliver the start event (or restored jobs) and wait for the end; raises only
+        cancellation."""
         self._prepare()
-        done = self._done
-        assert done is not None and self._backend is not None
-        hooks = self.hooks
-        if hooks is not None:
-            self.run_token = hooks.run_started(self.graph.workflow, self.run_id)
+        backend = self._backend
+        assert backend is not None
+        if self.hooks is not None:
+            self.run_token = self.hooks.run_started(self.graph.workflow, self.run_id)
         try:
-            try:
-                ready: list[_Job] = []
-                if start is not None:
-                    self._emit(start, None, None, ready)
-                else:
-                    ready = self._claim_restored()
-                if self.checkpoints is not None:
-                    await self._save()
-            except Exception as exc:  # noqa: BLE001 - the run's outcome, raised by result()
-                self._finish(exc)
+            ready: list[_Job] = []
+            if start is not None:
+                self._emit(start, None, None, ready)
             else:
-                for job in ready:
-                    self._backend.spawn(self._drive, job)
-            if not self.finished:
-                if self.timeout is None:
-                    await done.wait()
-                else:
-                    try:
-                        await self._backend.call_with_timeout(self.timeout, done.wait)
-                    except TimedOut:
-                        self._finish(WorkflowTimeout(self.graph.workflow, self.timeout))
-            if self.checkpoints is not None and not isinstance(self.error, WorkflowCancelled):
+                ready = self._claim_restored()
+            if self.checkpoints is not None:
+                await self._save()
+        except Exception as exc:  # noqa: BLE001 - the run's outcome, raised by result()
+            self._finish(exc)
+            return
+        first = ready.pop() if ready else None
+        for job in ready:
+            backend.spawn(self._drive, job)
+        if self.finished:
+            return
+        if self.timeout is None:
+            await self._until_done(first)
+            return
+        try:
+            await backend.call_with_timeout(self.timeout, self._until_done, first)
+        except TimedOut:
+            self._finish(WorkflowTimeout(self.graph.workflow, self.timeout))
+
+    async def _end(self) -> None:
+        try:
+            if self.checkpoints is not None and self.finished and \
+                    not isinstance(self.error, WorkflowCancelled):
                 await self._save_final()
-        except BaseException as exc:
-            # Cancelled from outside (or the final save failed): the stream must still end.
-            self._finish(exc if isinstance(exc, Exception) else WorkflowCancelled(
-                f"run {self.run_id} was cancelled"))
-            raise
         finally:
-            if hooks is not None:
-                hooks.run_finished(self.run_token, self.error)
+            if self.hooks is not None:
+                self.hooks.run_finished(self.run_token, self.error)
+
+    async def _until_done(self, first: _Job | None) -> None:
+        # The first ready job runs in the caller's task: a linear workflow then completes
+        # without creating a task or waiting on a signal at all.
+        if first is not None and self._backend is not None:
+            await self._backend.run_inline(self._drive, first)
+        if not self.finished:
+            await self._done_signal().wait()
+
+    def _done_signal(self) -> Signal:
+        # Created on demand: a run that ends inside its first inline chain never needs one.
+        done = self._done
+        if done is None:
+            assert self._backend is not None
+            done = self._done = self._backend.signal()
+            if self.finished:
+                done.set()
+        return done
 
     def _finish(self, error: BaseException | None) -> None:
         if self.finished:
@@ -249,6 +275,8 @@ class Runtime:
             pass  # a parent's stream: the parent closes it
         for waiter in self._waiters:
             waiter.signal.set()
+        if self._backend is not None:
+            self._backend.interrupt()
         if self._done is not None:
             self._done.set()
 
@@ -267,8 +295,8 @@ class Runtime:
 
     async def wait_done(self) -> None:
         """Wait until the run has finished."""
-        if self._done is not None and not self.finished:
-            await self._done.wait()
+        if not self.finished:
+            await self._done_signal().wait()
 
     # --- the worker loop -----------------------------------------------------------------------
 
