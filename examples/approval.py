@@ -8,7 +8,6 @@
 import sys
 
 import anyio
-
 from plait import Context, Event, InputRequired, StartEvent, StopEvent, Workflow, step
 from plait.stores import SQLiteCheckpointStore
 

@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def test_readme_example_is_examples_quickstart_and_runs() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Workflows", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert code is not None
     example = (ROOT / "examples" / "quickstart.py").read_text()
     assert code.group(1).strip() in example
@@ -29,6 +29,6 @@ def test_readme_example_is_examples_quickstart_and_runs() -> None:
 def test_quick_start_has_exactly_two_one_line_shell_blocks() -> None:
     readme = (ROOT / "README.md").read_text()
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```sh\n(.*?)```", quick, re.S)
+    blocks = re.findall(r"```sh\n(.*?)```", quick, re.DOTALL)
     assert len(blocks) == 2 and all(b.count("\n") == 1 for b in blocks)
     assert "plait demo" in blocks[0] and blocks[1].strip() == "scripts/test"
