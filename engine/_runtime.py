@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from ._backend import AnyioBackend, AsyncioBackend, Backend, Signal, TimedOut, current_backend
+from ._context import Context
 from ._checkpoint import (
     Checkpoint,
     CheckpointStore,
@@ -54,16 +55,13 @@ from ._step import StepSpec
 from ._store import ContentStore
 from ._stream import EventStream
 
-if TYPE_CHECKING:
-    from ._context import Context
-
 __all__ = ["Runtime"]
 
 
 class _StepRT:
     """Per-run state of one step: busy worker slots and the backlog."""
 
-    __slots__ = ("accepts", "active", "backlog", "func", "mode", "name", "retry", "spec",
+    __slots__ = ("accepts", "active", "backlog", "func", "mode", "name", "retry", "room", "spec",
                  "takes_ctx", "timeout", "workers")
 
     def __init__(self, spec: StepSpec) -> None:
@@ -78,6 +76,7 @@ class _StepRT:
         self.accepts = spec.accepts
         self.active = 0
         self.backlog: deque[_Job] = deque()
+        self.room: Signal | None = None  # set when the backlog drains, for Runtime.send
 
 
 class _Group:
@@ -145,6 +144,9 @@ class Runtime:
         self.checkpoints = checkpoints
         self.timeout = timeout
         self.stream_limit = stream_limit
+        self.send_limit = stream_limit or 1024
+        self.parent: Runtime | None = None
+        self._children: list[Runtime] = []
         # Set in execute(): the stream needs the backend's signal type.
         self.stream: EventStream | None = None
         self.user_stream: EventStream | None = forward_to
@@ -200,6 +202,7 @@ class Runtime:
         assert backend is not None
         if self.stream_limit is not None:
             self.stream = EventStream(backend.signal, self.stream_limit)
+            self.stream.on_block = self._wake_senders
             if self.user_stream is None:
                 self.user_stream = self.stream
         if self.on_ready is not None:
@@ -246,6 +249,14 @@ class Runtime:
             if self.hooks is not None:
                 self.hooks.run_finished(self.run_token, self.error)
 
+    def _wake_senders(self) -> None:
+        # Callers blocked in send() must not wait on a worker that itself waits for the caller
+        # to read the stream: whenever the stream blocks a writer, senders go ahead.
+        for rt in self._rts.values():
+            if rt.room is not None:
+                rt.room.set()
+                rt.room = None
+
     async def _until_done(self, first: _Job | None) -> None:
         # The first ready job runs in the caller's task: a linear workflow then completes
         # without creating a task or waiting on a signal at all.
@@ -275,6 +286,7 @@ class Runtime:
             pass  # a parent's stream: the parent closes it
         for waiter in self._waiters:
             waiter.signal.set()
+        self._wake_senders()
         if self._backend is not None:
             self._backend.interrupt()
         if self._done is not None:
@@ -314,6 +326,9 @@ class Runtime:
                 if rt.backlog:
                     nxt: _Job | None = rt.backlog.popleft()
                     nxt.attempt += 1  # type: ignore[union-attr]
+                    if rt.room is not None and len(rt.backlog) < self.send_limit:
+                        rt.room.set()
+                        rt.room = None
                 else:
                     rt.active -= 1
                     nxt = ready.pop() if ready else None
@@ -342,8 +357,6 @@ class Runtime:
         stream = self.stream
         ctx = job.ctx
         if ctx is None:
-            from ._context import Context
-
             ctx = job.ctx = Context._bind(self, job)
         while True:
             attempt = job.attempt
@@ -632,14 +645,18 @@ class Runtime:
             if self.checkpoints is not None:
                 await self._save()
             return found
+        caller = self._caller_stream()
+        if caller is None:
+            raise PlaitError(
+                f"step {job.rt.name!r} waits for {event_type.__name__}, but nobody can answer: "
+                "start the run with Workflow.start() and answer with run.send()"
+            )
         assert self._backend is not None
         waiter = _Waiter(event_type, where, self._backend.signal(), job)
         self._waiters.append(waiter)
         try:
-            if self.stream is not None:
-                self.stream.put(InputRequired(step=job.rt.name,
-                                              event_type=event_type.__name__,
-                                              waiter_id=f"{job.id}.{n}", prompt=prompt))
+            caller.put(InputRequired(step=job.rt.name, event_type=event_type.__name__,
+                                     waiter_id=f"{self.run_id}/{job.id}.{n}", prompt=prompt))
             if self.checkpoints is not None:
                 await self._save()
             if timeout is None:
@@ -660,6 +677,26 @@ class Runtime:
         assert isinstance(answer, Event)
         return answer
 
+    def _caller_stream(self) -> EventStream | None:
+        run: Runtime | None = self
+        while run is not None:
+            if run.stream is not None:
+                return run.stream
+            run = run.parent
+        return None
+
+    def _answer(self, ev: Event) -> bool:
+        """Hand ``ev`` to a matching waiter here or in a running child run."""
+        for waiter in self._waiters:
+            if isinstance(ev, waiter.event_type) and (waiter.where is None or waiter.where(ev)):
+                self._waiters.remove(waiter)
+                answers = waiter.job.answers
+                assert answers is not None
+                answers.append(ev)
+                waiter.signal.set()
+                return True
+        return any(child._answer(ev) for child in self._children)
+
     def _take_mailbox(self, event_type: type[Event],
                       where: Callable[[Any], bool] | None) -> Event | None:
         name = event_type_name(event_type)
@@ -679,17 +716,23 @@ class Runtime:
             raise TypeError(f"send takes an Event, not {type(ev).__name__}")
         if self.finished:
             raise PlaitError(f"run {self.run_id} has already finished")
-        for waiter in self._waiters:
-            if isinstance(ev, waiter.event_type) and (waiter.where is None or waiter.where(ev)):
-                self._waiters.remove(waiter)
-                answers = waiter.job.answers
-                assert answers is not None
-                answers.append(ev)
-                if self.checkpoints is not None:
-                    await self._save()
-                waiter.signal.set()
-                return
-        if self.graph.route(type(ev)) is not None:
+        if self._answer(ev):
+            if self.checkpoints is not None:
+                await self._save()
+            return
+        spec = self.graph.route(type(ev))
+        if spec is not None:
+            # Backpressure on the caller: wait while the consuming step is far behind.
+            rt = self._step_rt(spec)
+            stream = self.stream
+            while len(rt.backlog) >= self.send_limit and not self.finished and not (
+                    stream is not None and stream.full):
+                if rt.room is None:
+                    assert self._backend is not None
+                    rt.room = self._backend.signal()
+                await rt.room.wait()
+            if self.finished:
+                raise PlaitError(f"run {self.run_id} has already finished")
             self.send_event(None, ev)
             return
         self._mailbox.append(ev)

@@ -1,9 +1,10 @@
 """The run's event stream to its caller: bounded, single reader, closed when the run ends.
 
 Writers never block inside ``write_to_stream`` (it is a plain method a step can call anywhere);
-instead a worker checks ``full`` between step executions and waits for the reader there. Once the
-caller shows it will not read (``Run.result()`` before ``events()``) the stream discards, so an
-unread stream never stalls a run.
+instead a worker checks ``full`` between step executions and waits for the reader there. The
+bound only applies once the caller has started reading (before that nobody could drain it, so
+waiting would stall the run), and once the caller shows it will not read (``Run.result()`` before
+``events()``) the stream discards.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class EventStream:
     """A deque plus two wake-ups: one for the reader, one for writers waiting for room."""
 
     __slots__ = ("_items", "_limit", "_new_signal", "_reader", "_room", "closed", "discarding",
-                 "reading")
+                 "on_block", "reading")
 
     def __init__(self, new_signal: Callable[[], Signal], limit: int) -> None:
         self._items: deque[Event] = deque()
@@ -32,6 +33,7 @@ class EventStream:
         self.closed = False
         self.discarding = False
         self.reading = False
+        self.on_block: Callable[[], None] | None = None  # called before a writer waits
 
     def put(self, ev: Event) -> None:
         """Append ``ev`` for the reader (dropped once the stream is closed or discarding)."""
@@ -46,11 +48,14 @@ class EventStream:
     @property
     def full(self) -> bool:
         """Whether writers should wait for the reader before producing more."""
-        return len(self._items) >= self._limit and not self.discarding and not self.closed
+        return (len(self._items) >= self._limit and self.reading and not self.discarding
+                and not self.closed)
 
     async def wait_for_room(self) -> None:
         """Wait until the reader has taken enough (or the stream closed or started discarding)."""
         while self.full:
+            if self.on_block is not None:
+                self.on_block()
             if self._room is None:
                 self._room = self._new_signal()
             await self._room.wait()

@@ -277,7 +277,14 @@ class Workflow(Generic[InT, OutT]):
             timeout=self.timeout, stream_limit=None,
             forward_to=parent.user_stream if forward else None,
         )
-        await rt.execute(self._start_event(graph, start_event, fields))
+        # Linked both ways so the caller's run.send() reaches a child waiting in wait_for, and
+        # the child's InputRequired reaches the caller's stream.
+        rt.parent = parent
+        parent._children.append(rt)
+        try:
+            await rt.execute(self._start_event(graph, start_event, fields))
+        finally:
+            parent._children.remove(rt)
         return rt.result()
 
 

@@ -112,6 +112,7 @@ async def test_stream_backpressure_waits_for_the_reader() -> None:
     class Producer(Workflow):
         @step
         async def loop(self, ev: Mid, ctx: Context) -> Mid | StopEvent:
+            await anyio.sleep(0)
             ctx.write_to_stream(Note(text=str(ev.v)))
             return Mid(v=ev.v + 1) if ev.v < 50 else StopEvent(result=ev.v)
 
@@ -120,11 +121,35 @@ async def test_stream_backpressure_waits_for_the_reader() -> None:
             return Mid(v=0)
 
     async with Producer(stream_buffer=8).start(n=0) as run:
+        events = run.events()
+        first = await events.__anext__()  # reading has begun: the bound applies from now on
         await anyio.sleep(0.05)
-        assert not run.done  # blocked on the unread, bounded stream
-        notes = [ev.text async for ev in run.events() if isinstance(ev, Note)]
+        assert not run.done  # blocked on the bounded stream the caller is not draining
+        rest = [ev async for ev in events]
+        notes = [ev.text for ev in [first, *rest] if isinstance(ev, Note)]
         assert notes == [str(i) for i in range(51)]
         assert await run.result() == 50
+
+
+async def test_an_unread_stream_does_not_block_the_run() -> None:
+    async with Chatty2(stream_buffer=2).start(n=50) as run:
+        with anyio.fail_after(5):
+            while not run.done:
+                await anyio.sleep(0.01)
+        notes = [ev async for ev in run.events() if isinstance(ev, Note)]
+        assert len(notes) == 50  # nothing was dropped while nobody read
+
+
+class Chatty2(Workflow):
+    @step
+    async def talk(self, ev: Go, ctx: Context) -> Mid:
+        return Mid(v=ev.n)
+
+    @step
+    async def more(self, ev: Mid, ctx: Context) -> StopEvent:
+        for i in range(ev.v):
+            ctx.write_to_stream(Note(text=str(i)))
+        return StopEvent(result="ok")
 
 
 class Counter(msgspec.Struct):

@@ -302,3 +302,60 @@ async def test_hooks_see_failures_and_are_optional_per_run() -> None:
         await Fails(hooks=hooks).run(n=0)
     assert ("run_finished", "run", "StepFailed") in hooks.calls
     assert any(c[0] == "step_finished" and c[2] == "ValueError" for c in hooks.calls)
+
+
+class AsksInChild(Workflow[ChildGo, str]):
+    @step
+    async def ask(self, ev: ChildGo, ctx: Context) -> StopEvent:
+        answer = await ctx.wait_for(Approval, prompt=ev.text)
+        return StopEvent(result=f"child got {answer.who}")
+
+
+class HostsAsker(Workflow[Go, str]):
+    @step
+    async def call(self, ev: Go, ctx: Context) -> StopEvent:
+        return StopEvent(result=await ctx.run_workflow(AsksInChild(), text="sign?"))
+
+
+async def test_a_child_waiting_for_input_is_answered_through_the_parent() -> None:
+    with anyio.fail_after(5):
+        async with HostsAsker().start(n=0) as run:
+            async for ev in run.events():
+                if isinstance(ev, InputRequired):
+                    assert ev.prompt == "sign?" and ev.step == "ask"
+                    await run.send(Approval(ok=True, who="kim"))
+            assert await run.result() == "child got kim"
+
+
+async def test_wait_for_in_a_plain_run_fails_fast_instead_of_hanging() -> None:
+    with anyio.fail_after(5), pytest.raises(StepFailed) as info:
+        await Impatient2().run(n=0)
+    assert "nobody can answer" in str(info.value.__cause__)
+
+
+class Impatient2(Workflow):
+    @step
+    async def ask(self, ev: Go, ctx: Context) -> StopEvent:
+        await ctx.wait_for(Approval)
+        return StopEvent()
+
+
+async def test_run_send_waits_while_the_consumer_is_far_behind() -> None:
+    class Slow(Workflow):
+        @step
+        async def begin(self, ev: Go) -> Kick:
+            return Kick(v=0)
+
+        @step
+        async def kicked(self, ev: Kick, ctx: Context) -> StopEvent | None:
+            await anyio.sleep(0.005)
+            return StopEvent(result=ev.v) if ev.v >= 20 else None
+
+    with anyio.fail_after(5):
+        async with Slow(stream_buffer=4).start(n=0) as run:
+            t0 = anyio.current_time()
+            for v in range(1, 21):
+                await run.send(Kick(v=v))
+            # 20 sends into a backlog of 4 had to wait for the step to work through most.
+            assert anyio.current_time() - t0 >= 0.005 * 12
+            assert await run.result() == 20
