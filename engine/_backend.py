@@ -15,7 +15,11 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.abc
-import sniffio
+
+try:  # trio depends on sniffio; an asyncio-only install may not have it
+    import sniffio
+except ImportError:  # pragma: no cover - depends on the environment
+    sniffio = None  # type: ignore[assignment]
 
 __all__ = ["AnyioBackend", "AsyncioBackend", "Backend", "Signal", "TimedOut", "current_backend"]
 
@@ -150,4 +154,7 @@ class AnyioBackend:
 
 def current_backend() -> str:
     """Name of the running async library ("asyncio", "trio")."""
-    return sniffio.current_async_library()
+    if sniffio is not None:
+        return sniffio.current_async_library()
+    return "asyncio" if asyncio._get_running_loop() is not None else "unknown"
+

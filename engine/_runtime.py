@@ -26,7 +26,6 @@ from typing import Any
 import anyio
 
 from ._backend import AnyioBackend, AsyncioBackend, Backend, Signal, TimedOut, current_backend
-from ._context import Context
 from ._checkpoint import (
     Checkpoint,
     CheckpointStore,
@@ -38,6 +37,7 @@ from ._checkpoint import (
     encode_event,
     encode_state,
 )
+from ._context import Context
 from ._errors import (
     PlaitError,
     StepFailed,

@@ -112,7 +112,7 @@ async def test_stream_backpressure_waits_for_the_reader() -> None:
     class Producer(Workflow):
         @step
         async def loop(self, ev: Mid, ctx: Context) -> Mid | StopEvent:
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             ctx.write_to_stream(Note(text=str(ev.v)))
             return Mid(v=ev.v + 1) if ev.v < 50 else StopEvent(result=ev.v)
 
