@@ -441,19 +441,9 @@ class Runtime:
                 self._finish(None)
             return
         if rt.mode == "one":
-            job = _Job(self._next_id, rt, ev, group, origin)
-            self._next_id += 1
-            self._live += 1
             if group is not None:
                 group.pending += 1
-            if self._open is not None:
-                self._open[job.id] = job
-            if rt.active < rt.workers:
-                rt.active += 1
-                job.attempt = 1
-                ready.append(job)
-            else:
-                rt.backlog.append(job)
+            self._job(rt, ev, group, origin, ready)
         else:
             self._collect(rt, ev, group, origin, ready)
 
@@ -474,24 +464,25 @@ class Runtime:
             return
         origins = [origin] if self.hooks is not None else None
         if rt.mode == "list":
-            self._batch(rt, [ev], None, origins, ready)
+            self._job(rt, [ev], None, origins, ready)
             return
         # A join outside any fan-out: fire as soon as one event of each type is waiting.
         waiting = self._joins.setdefault(rt, [])
         waiting.append(ev)
-        picked = []
+        picked: list[Event] = []
         for tp in rt.accepts:
-            found = next((e for e in waiting if isinstance(e, tp) and e not in picked), None)
+            found = next((e for e in waiting
+                          if isinstance(e, tp) and all(e is not p for p in picked)), None)
             if found is None:
                 return
             picked.append(found)
-        for e in picked:
-            waiting.remove(e)
-        self._batch(rt, tuple(picked), None, origins, ready)
+        self._joins[rt] = [e for e in waiting if all(e is not p for p in picked)]
+        self._job(rt, tuple(picked), None, origins, ready)
 
-    def _batch(self, rt: _StepRT, payload: Any, group: _Group | None,
-               origins: list[object] | None, ready: list[_Job]) -> None:
-        job = _Job(self._next_id, rt, payload, group, origins)
+    def _job(self, rt: _StepRT, payload: Any, group: _Group | None, origin: Any,
+             ready: list[_Job]) -> None:
+        """A new job for ``rt``: ready to run now if a worker slot is free, else backlogged."""
+        job = _Job(self._next_id, rt, payload, group, origin)
         self._next_id += 1
         self._live += 1
         if self._open is not None:
@@ -531,10 +522,10 @@ class Runtime:
             for rt, items in group.buffers.items():
                 payload: Any = items if rt.mode == "list" else self._join_tuple(rt, items)
                 origins = group.origins.get(rt) if group.origins is not None else None
-                self._batch(rt, payload, parent, origins, ready)
+                self._job(rt, payload, parent, origins, ready)
                 batches += 1
         elif group.default is not None and group.default.mode == "list":
-            self._batch(self._step_rt(group.default), [], parent,
+            self._job(self._step_rt(group.default), [], parent,
                         [] if self.hooks is not None else None, ready)
             batches = 1
         if parent is not None:
