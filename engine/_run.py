@@ -101,7 +101,7 @@ class Run(Generic[OutT]):
         """Cancel the run: running steps are cancelled (their ``finally`` blocks run), the stream
         ends, and ``result()`` raises ``WorkflowCancelled``."""
         self._rt.cancel()
-        await self._rt.wait_done()
+        await self._rt.wait_closed()
 
 
 class RunStarter(Generic[OutT]):

@@ -19,6 +19,7 @@ empty list to the fan-in its branches lead to.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -165,6 +166,8 @@ class Runtime:
         self._mailbox: list[Event | SavedEvent] = []
         self._restored: list[_Job] | None = None
         self._seq = 0
+        self.closed = False
+        self._closed: Signal | None = None
         tracking = checkpoints is not None
         self._open: dict[int, _Job] | None = {} if tracking else None
         self._groups: dict[int, _Group] | None = {} if tracking else None
@@ -195,7 +198,25 @@ class Runtime:
                 f"run {self.run_id} was cancelled"))
             raise
         finally:
-            await self._end()
+            try:
+                await self._end()
+            finally:
+                self.closed = True
+                if self._closed is not None:
+                    self._closed.set()
+
+    async def wait_closed(self) -> None:
+        """Wait until every task of the run has ended (their ``finally`` blocks have run)."""
+        if not self.closed:
+            if self._closed is None:
+                assert self._backend is not None
+                self._closed = self._backend.signal()
+            await self._closed.wait()
+
+    def _next_seq(self) -> int:
+        # Clock-based so that a new run reusing an old run id outranks the old checkpoints.
+        self._seq = max(self._seq + 1, time.time_ns())
+        return self._seq
 
     def _prepare(self) -> None:
         backend = self._backend
@@ -733,7 +754,7 @@ class Runtime:
     # --- checkpoints ---------------------------------------------------------------------------
 
     def _snapshot(self, status: str) -> Checkpoint:
-        self._seq += 1
+        seq = self._next_seq()
         jobs = []
         assert self._open is not None and self._groups is not None
         for job in self._open.values():
@@ -754,7 +775,7 @@ class Runtime:
             for g in self._groups.values()
         ]
         return Checkpoint(
-            workflow=self.graph.workflow, run_id=self.run_id, seq=self._seq, status=status,
+            workflow=self.graph.workflow, run_id=self.run_id, seq=seq, status=status,
             next_id=self._next_id,
             state=encode_state(self.state) if self.state is not None else None,
             jobs=jobs, groups=groups,
@@ -771,8 +792,7 @@ class Runtime:
     async def _save_final(self) -> None:
         assert self.checkpoints is not None
         failed = self.error is not None
-        self._seq += 1
-        cp = Checkpoint(workflow=self.graph.workflow, run_id=self.run_id, seq=self._seq,
+        cp = Checkpoint(workflow=self.graph.workflow, run_id=self.run_id, seq=self._next_seq(),
                         status="failed" if failed else "done", next_id=self._next_id,
                         state=encode_state(self.state) if self.state is not None else None)
         if failed:

@@ -261,7 +261,7 @@ class Workflow(Generic[InT, OutT]):
             if cp.status == "done":
                 rt.stop_event = (decode_event(cp.result, dict(graph.types))
                                  if cp.result is not None else StopEvent())
-                rt.finished = True
+                rt.finished = rt.closed = True
             else:
                 rt.restore(cp)
             return rt, None

@@ -10,6 +10,7 @@ import sys
 import time
 
 import anyio
+import msgspec
 import pydantic
 import pytest
 import wf_ckpt_fixtures as fx
@@ -107,6 +108,18 @@ async def test_stopped_run_resumes_without_rerunning_completed_steps(
     # a ran once and its state change survived; b's cut-short attempt left no trace in the saved
     # state (saved before b began), and b runs again knowing it is attempt 2.
     assert result == "a=1 b=1 attempt=2"
+
+
+async def test_a_new_run_reusing_a_run_id_replaces_the_old_checkpoint(
+        tmp_path: pathlib.Path) -> None:
+    store = SQLiteCheckpointStore(tmp_path / "c.db")
+    wf = TwoSteps(checkpoints=store)
+    assert await wf.run(n=1, run_id="same") == "a=1 b=1 attempt=1"
+    assert await wf.run(n=2, run_id="same", state=Counts(a=5)) == "a=6 b=1 attempt=1"
+    assert await TwoSteps.resume("same", store=store) == "a=6 b=1 attempt=1"
+    done = decode_checkpoint(await store.load("same"))
+    assert done.status == "done"
+    assert Counts.model_validate(msgspec.msgpack.decode(done.state or b"")).a == 6
 
 
 async def test_resume_errors(tmp_path: pathlib.Path) -> None:

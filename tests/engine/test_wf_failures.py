@@ -170,6 +170,7 @@ async def test_cancel_reaches_running_steps_and_ends_the_stream() -> None:
                 seen.append(ev)
                 if len(seen) == 2:  # begin started, middle started
                     await run.cancel()
+                    assert sorted(wf.cleaned) == ["begin", "middle"]  # finally blocks ran
             with pytest.raises(WorkflowCancelled):
                 await run.result()
     assert sorted(wf.cleaned) == ["begin", "middle"]
