@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ._errors import WorkflowDefinitionError
 from ._events import Event, StartEvent, StopEvent, event_type_name
@@ -39,6 +40,8 @@ class Graph:
         self.start_types: tuple[type[StartEvent], ...] = tuple(
             t for t in self.consumer if issubclass(t, StartEvent))
         self._route_cache: dict[type, StepSpec | None] = {}
+        #: Idle per-run routing tables and step states, reused by later runs (see Runtime).
+        self.runtime_pool: list[tuple[dict[type, Any], dict[str, Any]]] = []
         self.default_collector: dict[str, StepSpec | None] = {}
         self.types: dict[str, type[Event]] = {}
         self._validate()
