@@ -393,7 +393,7 @@ class Runtime:
         hooks = self.hooks
         stream = self.stream
         ctx = job.ctx
-        if ctx is None:
+        if ctx is None and rt.takes_ctx:
             ctx = job.ctx = Context._bind(self, job)
         while True:
             attempt = job.attempt
