@@ -21,7 +21,8 @@ try:  # trio depends on sniffio; an asyncio-only install may not have it
 except ImportError:  # pragma: no cover - depends on the environment
     sniffio = None  # type: ignore[assignment]
 
-__all__ = ["AnyioBackend", "AsyncioBackend", "Backend", "Signal", "TimedOut", "current_backend"]
+__all__ = ["AnyioBackend", "AsyncioBackend", "Backend", "Signal", "TimedOut", "TrioBackend",
+           "current_backend"]
 
 
 class TimedOut(TimeoutError):
@@ -150,6 +151,20 @@ class AnyioBackend:
 
     async def aclose(self) -> None:
         self._tg.cancel_scope.cancel()
+
+
+class TrioBackend(AnyioBackend):
+    """The same as ``AnyioBackend`` over a native trio nursery (skips anyio's wrappers)."""
+
+    __slots__ = ()
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        self._tg.start_soon(fn, *args)  # type: ignore[arg-type]
+
+    def signal(self) -> Signal:
+        import trio
+
+        return trio.Event()
 
 
 def current_backend() -> str:

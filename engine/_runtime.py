@@ -26,7 +26,15 @@ from typing import Any
 
 import anyio
 
-from ._backend import AnyioBackend, AsyncioBackend, Backend, Signal, TimedOut, current_backend
+from ._backend import (
+    AnyioBackend,
+    AsyncioBackend,
+    Backend,
+    Signal,
+    TimedOut,
+    TrioBackend,
+    current_backend,
+)
 from ._checkpoint import (
     Checkpoint,
     CheckpointStore,
@@ -184,13 +192,21 @@ class Runtime:
     async def execute(self, start: Event | None) -> None:
         """Run to the end (result or error recorded on self); only cancellation propagates."""
         try:
-            if current_backend() == "asyncio":
+            library = current_backend()
+            if library == "asyncio":
                 backend = AsyncioBackend()
                 self._backend = backend
                 try:
                     await self._body(start)
                 finally:
                     await backend.aclose()
+            elif library == "trio":
+                import trio
+
+                async with trio.open_nursery() as nursery:
+                    self._backend = TrioBackend(nursery)  # type: ignore[arg-type]
+                    await self._body(start)
+                    nursery.cancel_scope.cancel()
             else:
                 # On trio the task group's own scope is the interrupt: finishing the run cancels
                 # it, which stops the inline chain and every spawned worker at once.
