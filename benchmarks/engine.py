@@ -8,6 +8,17 @@ plait runs on asyncio and on trio; the JSON keys of the issue are the asyncio fi
 ``plait_trio_*`` keys the trio ones. The last line printed is one JSON object.
 
     python benchmarks/engine.py [--quick]
+
+Where plait's time goes (cProfile and per-piece timing, CPU time, asyncio): a hop is ~3 µs of
+pure Python: creating the job record (~0.7 µs), routing and bookkeeping in ``_emit`` /
+``_complete`` / the worker loop (~1.2 µs), creating and awaiting the step coroutine (~0.4 µs),
+and a ``Context`` (~0.5 µs) when the step takes one. No task switch, queue or timeout is
+involved on a linear path: the first chain of steps runs inline in the caller's task. The fixed
+cost of a run (~10-13 µs CPU) is building the ``Runtime`` object, the run id, state and handle
+scope, detecting the event loop and routing the start event. Fan-out adds one ``create_task`` per
+extra worker (7 for 8 workers) and otherwise the same per-event cost. On trio the nursery opened
+for every run adds ~15-25 µs. Wall-clock figures on a loaded machine are several times the CPU
+figures; the peer measured in the same run shows the same inflation.
 """
 
 from __future__ import annotations
