@@ -335,8 +335,6 @@ class Runtime:
         self.error = error
         if self.stream is not None:
             self.stream.close()
-        if self.user_stream is not None and self.user_stream is not self.stream:
-            pass  # a parent's stream: the parent closes it
         for waiter in self._waiters:
             waiter.signal.set()
         self._wake_senders()
@@ -376,6 +374,9 @@ class Runtime:
                 if self.finished:
                     return
                 ready = self._complete(job, out)
+                if self.finished:  # this step emitted the stop event (or broke the run)
+                    rt.active -= 1
+                    return
                 if rt.backlog:
                     nxt: _Job | None = rt.backlog.popleft()
                     nxt.attempt += 1  # type: ignore[union-attr]
@@ -433,7 +434,8 @@ class Runtime:
                     out = await self._backend.call_with_timeout(rt.timeout, rt.func, *args)
             except Exception as exc:
                 if hooks is not None:
-                    hooks.step_finished(token, exc)
+                    hooks.step_finished(token, StepTimeout(rt.name, rt.timeout or 0.0, attempt)
+                                        if isinstance(exc, TimedOut) else exc)
                 if stream is not None:
                     stream.put(StepFinished(step=rt.name, attempt=attempt,
                                             error="TimeoutError" if isinstance(exc, TimedOut)
