@@ -77,7 +77,7 @@ def _linear_source(engine: str, length: int) -> str:
     return "\n".join(lines)
 
 
-PLAIT_FANOUT = """
+FANOUT_EVENTS = """
 class Go(StartEvent):
     n: int
 
@@ -87,6 +87,9 @@ class Item(Event):
 class Done(Event):
     i: int
 
+"""
+
+PLAIT_FANOUT = FANOUT_EVENTS + """
 class FanOut(Workflow):
     @step
     async def split(self, ev: Go) -> list[Item]:
@@ -103,16 +106,7 @@ class FanOut(Workflow):
 WORKFLOW = FanOut()
 """
 
-LLAMA_FANOUT = """
-class Go(StartEvent):
-    n: int
-
-class Item(Event):
-    i: int
-
-class Done(Event):
-    i: int
-
+LLAMA_FANOUT = FANOUT_EVENTS + """
 class FanOut(Workflow):
     @step
     async def split(self, ctx: Context, ev: Go) -> Item | None:
