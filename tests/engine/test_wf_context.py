@@ -359,3 +359,21 @@ async def test_run_send_waits_while_the_consumer_is_far_behind() -> None:
             # 20 sends into a backlog of 4 had to wait for the step to work through most.
             assert anyio.current_time() - t0 >= 0.005 * 12
             assert await run.result() == 20
+
+
+async def test_hooks_see_a_timed_out_attempt_as_step_timeout() -> None:
+    from plait import Retry, StepTimeout
+
+    class Sleepy(Workflow):
+        @step(timeout=0.02, retry=Retry(attempts=2, backoff=0, jitter=0))
+        async def s(self, ev: Go, ctx: Context) -> StopEvent:
+            if ctx.attempt == 1:
+                await anyio.sleep(5)
+            return StopEvent(result=ctx.attempt)
+
+    hooks = Recorder()
+    with anyio.fail_after(5):
+        assert await Sleepy().run(n=0, hooks=hooks) == 2
+    finished = [c for c in hooks.calls if c[0] == "step_finished"]
+    assert [c[2] for c in finished] == [StepTimeout.__name__, None]
+    assert [c[2] for c in hooks.calls if c[0] == "step_started"] == [1, 2]

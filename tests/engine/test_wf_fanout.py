@@ -274,3 +274,33 @@ async def test_fan_out_of_non_events_fails() -> None:
 
     with pytest.raises(StepFailed, match="not events"):
         await Bad().run(n=1)
+
+
+class Wide(Workflow):
+    @step
+    async def split(self, ev: Go) -> list[Item]:
+        return [Item(i=i) for i in range(ev.n)]
+
+    @step(workers=8)
+    async def work(self, ev: Item) -> Scored:
+        return Scored(i=ev.i, score=1)
+
+    @step
+    async def gather(self, evs: list[Scored]) -> StopEvent:
+        return StopEvent(result=len(evs))
+
+
+async def test_fan_out_cost_grows_linearly() -> None:
+    import time
+
+    async def best_of_two(n: int) -> float:
+        times = []
+        for _ in range(2):
+            t0 = time.process_time()
+            assert await Wide().run(n=n) == n
+            times.append(time.process_time() - t0)
+        return min(times)
+
+    small, large = await best_of_two(2_000), await best_of_two(20_000)
+    # 10x the events: linear costs ~10x; a quadratic scheduler would cost ~100x.
+    assert large < small * 30, (small, large)
