@@ -214,3 +214,31 @@ def test_paused_run_survives_the_process_and_is_answered_later(tmp_path: pathlib
     assert second.returncode == 0, err
     assert out.strip() == "5:True"
     assert [w for w, _, _ in _lines(log)] == ["prep", "ask", "ask", "answered"]
+
+
+async def test_checkpointed_runs_give_the_same_results(tmp_path: pathlib.Path) -> None:
+    """Fan-out, nested fan-in, joins and send_event behave the same with a store attached."""
+    from test_wf_fanout import Join, LooseJoin, Nested, Pipeline
+
+    store = SQLiteCheckpointStore(tmp_path / "c.db")
+    for wf_type, n in ((Pipeline, 60), (Nested, 5), (Join, 3), (LooseJoin, 4)):
+        plain = await wf_type().run(n=n)
+        saved = await wf_type(checkpoints=store).run(n=n, run_id=f"{wf_type.__name__}-{n}")
+        assert saved == plain, wf_type
+        cp = decode_checkpoint(await store.load(f"{wf_type.__name__}-{n}"))
+        assert cp.status == "done" and cp.jobs == [] and cp.groups == []
+
+
+async def test_a_failed_run_is_saved_as_failed_and_not_resumable(tmp_path: pathlib.Path) -> None:
+    class Broken(Workflow):
+        @step
+        async def s(self, ev: Go) -> StopEvent:
+            raise ValueError("no")
+
+    store = SQLiteCheckpointStore(tmp_path / "c.db")
+    with pytest.raises(Exception, match="failed on attempt 1"):
+        await Broken(checkpoints=store).run(n=0, run_id="f")
+    cp = decode_checkpoint(await store.load("f"))
+    assert cp.status == "failed" and cp.error == "StepFailed"
+    with pytest.raises(CheckpointError, match="failed"):
+        await Broken.resume("f", store=store)
