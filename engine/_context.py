@@ -19,7 +19,8 @@ from ._scope import HandleScope
 from ._store import ContentStore
 
 if TYPE_CHECKING:
-    from ._runtime import Runtime, _Job
+    from ._jobs import Job
+    from ._runtime import Runtime
     from ._workflow import Workflow
 
 __all__ = ["Context"]
@@ -39,10 +40,10 @@ class Context(Generic[StateT]):
         self.store = store
         self.handles = handles if handles is not None else HandleScope()
         self._run: Runtime | None = None
-        self._job: _Job | None = None
+        self._job: Job | None = None
 
     @classmethod
-    def _bind(cls, run: Runtime, job: _Job) -> Context[Any]:
+    def _bind(cls, run: Runtime, job: Job) -> Context[Any]:
         ctx: Context[Any] = cls.__new__(cls)
         ctx.run_id = run.run_id
         ctx.store = run.store
@@ -67,7 +68,7 @@ class Context(Generic[StateT]):
     @property
     def step_name(self) -> str:
         """Name of the step this context belongs to ("" outside a run)."""
-        return self._job.rt.name if self._job is not None else ""
+        return self._job.step.name if self._job is not None else ""
 
     @property
     def attempt(self) -> int:
@@ -79,7 +80,7 @@ class Context(Generic[StateT]):
         """Stable across retries and resumes of this step execution: use it for side effects."""
         if self._job is None:
             return f"{self.run_id}/-/0"
-        return f"{self.run_id}/{self._job.rt.name}/{self._job.id}"
+        return f"{self.run_id}/{self._job.step.name}/{self._job.id}"
 
     def send_event(self, ev: Event) -> None:
         """Emit ``ev`` now, while the step keeps running (declare its type in the step's return

@@ -280,11 +280,11 @@ class Workflow(Generic[InT, OutT]):
         # Linked both ways so the caller's run.send() reaches a child waiting in wait_for, and
         # the child's InputRequired reaches the caller's stream.
         rt.parent = parent
-        parent._children.append(rt)
+        parent.children.append(rt)
         try:
             await rt.execute(self._start_event(graph, start_event, fields))
         finally:
-            parent._children.remove(rt)
+            parent.children.remove(rt)
         return rt.result()
 
 
