@@ -27,6 +27,7 @@ __all__ = ["Context"]
 
 StateT = TypeVar("StateT", default=Any)
 E = TypeVar("E", bound=Event)
+R = TypeVar("R")
 
 
 class Context(Generic[StateT]):
@@ -109,9 +110,9 @@ class Context(Generic[StateT]):
         assert self._job is not None
         return await run.wait_for(self._job, event_type, where, timeout, prompt)  # type: ignore
 
-    async def run_workflow(self, workflow: Workflow[Any, Any],
+    async def run_workflow(self, workflow: Workflow[Any, R],
                            start_event: StartEvent | None = None, /, *, forward: bool = True,
-                           **fields: Any) -> Any:
+                           **fields: Any) -> R:
         """Run a child workflow inside this step and return its result.
 
         The child shares this run's content store and handles; with ``forward`` the events it
@@ -120,4 +121,5 @@ class Context(Generic[StateT]):
         :raises StepFailed, StepTimeout, WorkflowTimeout: as the child's ``run()`` does.
         """
         run = self._runtime()
-        return await workflow._run_child(run, start_event, forward=forward, fields=fields)
+        result: R = await workflow._run_child(run, start_event, forward=forward, fields=fields)
+        return result
