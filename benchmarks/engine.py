@@ -189,6 +189,8 @@ async def _fanout(engine: str, count: int, repeats: int) -> float:
     ns = _build(header, PLAIT_FANOUT if engine == "plait" else LLAMA_FANOUT,
                 f"{engine}_fanout")
     wf = ns["WORKFLOW"]
+    for _ in range(3):  # warm up with a small fan-out (both engines)
+        await (wf.run(ns["Go"](n=50)) if engine == "plait" else wf.run(start_event=ns["Go"](n=50)))
     samples = []
     for _ in range(repeats):
         gc.collect()
