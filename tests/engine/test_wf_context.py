@@ -377,3 +377,43 @@ async def test_hooks_see_a_timed_out_attempt_as_step_timeout() -> None:
     finished = [c for c in hooks.calls if c[0] == "step_finished"]
     assert [c[2] for c in finished] == [StepTimeout.__name__, None]
     assert [c[2] for c in hooks.calls if c[0] == "step_started"] == [1, 2]
+
+
+run_span: contextvars.ContextVar[str | None] = contextvars.ContextVar("run_span", default=None)
+
+
+class RunScoped(RunHooks):
+    """Makes a 'run span' current for the whole run, like an OpenTelemetry implementation."""
+
+    def __init__(self) -> None:
+        self.token: contextvars.Token[str | None] | None = None
+
+    def run_started(self, workflow_name: str, run_id: str) -> object:
+        self.token = run_span.set(f"run:{run_id}")
+        return run_id
+
+    def run_finished(self, run_token: object, error: BaseException | None) -> None:
+        assert self.token is not None
+        run_span.reset(self.token)  # raises if called in another context than run_started
+
+
+async def test_run_hooks_bracket_every_step_in_one_context() -> None:
+    class Spans(Workflow):
+        @step
+        async def split(self, ev: Go) -> list[Item]:
+            return [Item(i=i) for i in range(ev.n)]
+
+        @step(workers=3)
+        async def work(self, ev: Item) -> Out:
+            await anyio.lowlevel.checkpoint()
+            return Out(i=ev.i, span=run_span.get() or "")
+
+        @step
+        async def join(self, evs: list[Out]) -> StopEvent:
+            return StopEvent(result={e.span for e in evs})
+
+    spans = await Spans().run(n=6, run_id="r9", hooks=RunScoped())
+    assert spans == {"run:r9"}  # spawned workers inherited the run's context
+    assert run_span.get() is None
+    async with Spans().start(n=4, run_id="r10", hooks=RunScoped()) as run:
+        assert await run.result() == {"run:r10"}
