@@ -17,7 +17,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from plait._errors import CheckpointError, RunNotFound
+from .._errors import CheckpointError, RunNotFound
 
 __all__ = ["SQLiteCheckpointStore"]
 
