@@ -136,7 +136,7 @@ def _build(header: str, body: str, name: str) -> Any:
     module = type(sys)(f"bench_{name}")
     sys.modules[module.__name__] = module
     namespace = module.__dict__
-    exec(compile(header + body, f"<{name}>", "exec"), namespace)  # noqa: S102 - our source
+    exec(compile(header + body, f"<{name}>", "exec"), namespace)
     return namespace
 
 

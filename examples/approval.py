@@ -8,6 +8,7 @@
 import sys
 
 import anyio
+
 from plait import Context, Event, InputRequired, StartEvent, StopEvent, Workflow, step
 from plait.stores import SQLiteCheckpointStore
 

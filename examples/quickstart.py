@@ -1,6 +1,7 @@
 """The README's workflow example: fan out, score in parallel, fan in; run it and stream it."""
 
 import anyio
+
 from plait import Context, Event, Retry, StartEvent, StopEvent, Workflow, step
 
 

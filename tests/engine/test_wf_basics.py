@@ -6,6 +6,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 import pytest
+
 from plait import (
     Context,
     Event,

@@ -14,6 +14,7 @@ import msgspec
 import pydantic
 import pytest
 import wf_ckpt_fixtures as fx
+
 from plait import (
     CheckpointError,
     CheckpointStore,

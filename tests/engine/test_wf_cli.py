@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+
 from plait._demo import DEMO_TOPICS, run_demo
 from plait.cli import main
 

@@ -9,6 +9,7 @@ import anyio
 import anyio.lowlevel
 import pydantic
 import pytest
+
 from plait import (
     Context,
     Event,

@@ -6,6 +6,7 @@ import time
 
 import anyio
 import pytest
+
 from plait import (
     Context,
     Event,

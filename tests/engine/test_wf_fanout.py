@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 import anyio.lowlevel
 import pytest
+
 from plait import (
     Context,
     Event,

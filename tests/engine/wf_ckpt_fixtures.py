@@ -12,6 +12,7 @@ import sys
 
 import anyio
 import msgspec
+
 from plait import Context, Event, InputRequired, StartEvent, StopEvent, Workflow, step
 from plait.stores import SQLiteCheckpointStore
 
