@@ -19,14 +19,9 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
-__all__ = ["Heartbeat"]
+from ._tables import WORKERS
 
-_metadata = sa.MetaData()
-WORKERS = sa.Table(
-    "plait_workers", _metadata,
-    sa.Column("executor_id", sa.Text, primary_key=True),
-    sa.Column("last_seen", sa.Float, nullable=False),
-)
+__all__ = ["Heartbeat"]
 
 
 class Heartbeat:
@@ -44,8 +39,7 @@ class Heartbeat:
         self.recovered: list[str] = []
 
     def start(self) -> None:
-        """Create the table if needed, write the first beat, start the thread."""
-        _metadata.create_all(self._engine, checkfirst=True)
+        """Write the first beat and start the thread."""
         self.beat()
         self._thread.start()
 

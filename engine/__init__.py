@@ -28,6 +28,7 @@ from ._errors import PlaitError as PlaitError
 from ._errors import ProviderError as ProviderError
 from ._errors import ProviderTimeout as ProviderTimeout
 from ._errors import RateLimited as RateLimited
+from ._errors import RunFailed as RunFailed
 from ._errors import RunNotFound as RunNotFound
 from ._errors import StepFailed as StepFailed
 from ._errors import StepTimeout as StepTimeout
@@ -128,6 +129,7 @@ __all__ = [
     "ReasoningDelta",
     "Retry",
     "Run",
+    "RunFailed",
     "RunHooks",
     "RunNotFound",
     "RunStarter",

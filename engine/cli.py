@@ -57,7 +57,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     graph = sub.add_parser("graph", help="print a workflow's step graph as Mermaid")
     graph.add_argument("target", help="module:WorkflowClass")
     sub.add_parser("demo", help="run the demo pipeline (no API key needed)")
+    try:  # `plait runs ...` and `plait worker` when the dbos extra is installed
+        from plait.dbos._cli import register
+    except ImportError:
+        pass
+    else:
+        register(sub)
     args = parser.parse_args(argv)
+    if hasattr(args, "handler"):
+        return int(args.handler(args))
     if args.command == "graph":
         return _graph(args.target)
     return _demo()
