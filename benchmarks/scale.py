@@ -202,6 +202,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer runs, smaller bodies")
     args = parser.parse_args()
     runs = 200 if args.quick else 1000
+    reps = 1 if args.quick else 2
     worker_counts = [1, 2] if args.quick else [1, 2, 4]
     concurrency = 20
     result: dict[str, Any] = {"runs": runs, "cores": os.cpu_count()}
@@ -209,16 +210,18 @@ def main() -> None:
     with run_postgres() as pg:
         baseline: dict[str, float] = {}
         plait: dict[str, float] | None = {} if plait_runtime_available() else None
+        # Bare and plait alternate and each keeps its best of ``reps`` drains: on two cores the
+        # machine's own noise (±10 %) is larger than the difference being measured.
         for n in worker_counts:
-            baseline[str(n)] = round(drain("bare", fresh_database(pg, f"bare{n}"), n, runs,
-                                           concurrency), 1)
-            print(f"bare DBOS / PostgreSQL, {n} worker(s): {baseline[str(n)]} runs/s",
-                  flush=True)
-            if plait is not None:
-                plait[str(n)] = round(drain("plait", fresh_database(pg, f"plait{n}"), n, runs,
-                                            concurrency), 1)
-                print(f"plait on DBOS / PostgreSQL, {n} worker(s): {plait[str(n)]} runs/s",
-                      flush=True)
+            for rep in range(reps):
+                figure = drain("bare", fresh_database(pg, f"bare{n}_{rep}"), n, runs, concurrency)
+                baseline[str(n)] = round(max(baseline.get(str(n), 0.0), figure), 1)
+                if plait is not None:
+                    figure = drain("plait", fresh_database(pg, f"plait{n}_{rep}"), n, runs,
+                                   concurrency)
+                    plait[str(n)] = round(max(plait.get(str(n), 0.0), figure), 1)
+            print(f"DBOS / PostgreSQL, {n} worker(s): bare {baseline[str(n)]} runs/s, "
+                  f"plait {plait[str(n)] if plait is not None else '-'} runs/s", flush=True)
         result["dbos_baseline_runs_per_s"] = baseline
         result["runs_per_s"] = plait
         if plait is not None:

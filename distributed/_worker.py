@@ -91,6 +91,8 @@ class RunHost:
         wf = import_workflow(ref)(**self.workflow_kwargs)
         checkpoints = SQLCheckpointStore(self.engine)
         saved = await anyio.to_thread.run_sync(checkpoints.load_sync, run_id)
+        if saved is None:
+            checkpoints = SQLCheckpointStore(self.engine, skip_first=True)
         if saved is not None:
             cp = decode_checkpoint(saved)
             if cp.status == "failed":
