@@ -67,7 +67,7 @@ class S3Store(ContentStore):
                  allow_http: bool | None = None,
                  url_expiry: datetime.timedelta = datetime.timedelta(hours=1),
                  part_size: int = 8 * _MiB, max_concurrency: int = 4,
-                 read_chunk_size: int = 1 * _MiB, client: ObjectStore | None = None) -> None:
+                 read_chunk_size: int = 4 * _MiB, client: ObjectStore | None = None) -> None:
         if part_size < 5 * _MiB:
             raise ValueError("part_size must be at least 5 MiB (S3's smallest multipart part)")
         if prefix and not prefix.endswith("/"):
