@@ -37,12 +37,9 @@ def _dialect_insert(dialect: str) -> Any:
 class SQLCheckpointStore:
     """``plait.CheckpointStore`` over SQLAlchemy (PostgreSQL or SQLite)."""
 
-    def __init__(self, engine: sa.Engine, *, skip_first: bool = False) -> None:
+    def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
         self.taken: list[int] = []  # inbox rows applied to the run, not yet in a saved checkpoint
-        # A fresh run's first checkpoint holds only its start event, which DBOS already keeps
-        # as the workflow's input: without it a recovered run simply starts again, the same.
-        self._skip = skip_first
 
     async def save(self, run_id: str, seq: int, workflow: str, status: str,
                    data: bytes) -> None:
@@ -50,10 +47,6 @@ class SQLCheckpointStore:
 
         :raises CheckpointError: the write failed.
         """
-        if self._skip:
-            self._skip = False
-            if not self.taken:
-                return
         # Taken before the first await: the runtime snapshots the run right before calling
         # save, so every inbox event applied so far is inside ``data``.
         taken, self.taken = self.taken, []

@@ -89,10 +89,10 @@ class RunHost:
     async def _execute(self, run_id: str, ref: str, start_type: str, start_data: bytes,
                        stream: bool) -> Any:
         wf = import_workflow(ref)(**self.workflow_kwargs)
+        # Even a fresh run's first checkpoint (only its start event) is kept: it records that the
+        # first step's attempt has begun, so a re-run after a crash sees ctx.attempt == 2.
         checkpoints = SQLCheckpointStore(self.engine)
         saved = await anyio.to_thread.run_sync(checkpoints.load_sync, run_id)
-        if saved is None:
-            checkpoints = SQLCheckpointStore(self.engine, skip_first=True)
         if saved is not None:
             cp = decode_checkpoint(saved)
             if cp.status == "failed":
