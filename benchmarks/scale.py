@@ -178,10 +178,10 @@ def s3_figures(server: S3Server, size: int, big: int) -> dict[str, float]:
     out["s3_big_mb"] = big / MiB
     out["s3_big_peak_rss_growth_mb"] = (rss.peak - rss.base) / MiB
     out["s3_big_peak_rss_mb"] = rss.peak / MiB
-    # Alternate and keep the best of three: the server's own variance is larger than either
+    # Alternate and keep the best of five: the server's own variance is larger than either
     # client's overhead.
     raw_put, raw_get, s3_put, s3_get = [], [], [], []
-    for _ in range(3):
+    for _ in range(5):
         p, g = raw_round()
         raw_put.append(p)
         raw_get.append(g)
