@@ -2,4 +2,16 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._anthropic_files import AnthropicFilesStore as AnthropicFilesStore
+from ._fal import FalStore as FalStore
+from ._gemini_files import GeminiFilesStore as GeminiFilesStore
+from ._openai_files import OpenAIFilesStore as OpenAIFilesStore
+from ._provider_files import ProviderFileStore as ProviderFileStore
+
+__all__ = [
+    "AnthropicFilesStore",
+    "FalStore",
+    "GeminiFilesStore",
+    "OpenAIFilesStore",
+    "ProviderFileStore",
+]

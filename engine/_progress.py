@@ -1,0 +1,56 @@
+"""Progress of long byte transfers (uploads to provider file stores, rehosting).
+
+A plain event struct and a callback type, so a store can report progress without knowing who
+listens: the agent workflow turns these into stream events and the CLI into a progress bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import TypeAlias
+
+import msgspec
+
+__all__ = ["ProgressCallback", "TransferProgress", "count_progress"]
+
+
+class TransferProgress(msgspec.Struct, frozen=True):
+    """``done`` of ``total`` bytes (``total`` is ``None`` when unknown) moved towards ``provider``.
+
+    ``handle_id`` names the content; ``phase`` is ``"upload"``, ``"download"`` or ``"fetch"``;
+    ``finished`` is true on the last report of a transfer.
+    """
+
+    handle_id: str
+    provider: str
+    done: int
+    total: int | None = None
+    phase: str = "upload"
+    finished: bool = False
+
+
+ProgressCallback: TypeAlias = Callable[[TransferProgress], None]
+"""Called with each progress report; must be cheap (it runs on the transfer's task)."""
+
+# Report at most every this many bytes: enough for a smooth bar, few enough to cost nothing.
+_REPORT_EVERY = 4 << 20
+
+
+async def count_progress(chunks: AsyncIterable[bytes], callback: ProgressCallback | None, *,
+                         handle_id: str, provider: str, total: int | None,
+                         phase: str = "upload") -> AsyncIterator[bytes]:
+    """Pass ``chunks`` through unchanged, reporting progress to ``callback`` along the way."""
+    if callback is None:
+        async for chunk in chunks:
+            yield chunk
+        return
+    done = 0
+    last = 0
+    callback(TransferProgress(handle_id, provider, 0, total, phase))
+    async for chunk in chunks:
+        done += len(chunk)
+        if done - last >= _REPORT_EVERY:
+            last = done
+            callback(TransferProgress(handle_id, provider, done, total, phase))
+        yield chunk
+    callback(TransferProgress(handle_id, provider, done, total, phase, finished=True))
