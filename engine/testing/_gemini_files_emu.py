@@ -124,8 +124,8 @@ class GeminiFilesEmulator(FileEmulator):
         command = [c.strip() for c in (request.header("x-goog-upload-command") or "").split(",")]
         status = "final" if session.final else "active"
         if command == ["query"]:
-            body = json.dumps({"file": session.final}).encode() if session.final else b""
-            return Response(200, body, headers={
+            reply = json.dumps({"file": session.final}).encode() if session.final else b""
+            return Response(200, reply, headers={
                 "x-goog-upload-status": status,
                 "x-goog-upload-size-received": str(session.received),
                 "content-type": "application/json"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 
 import pytest
@@ -24,7 +25,7 @@ def _parse(body: bytes, content_type: str, cuts: list[int]) -> dict[str, bytes]:
         return write
 
     points = sorted({c % (len(body) + 1) for c in cuts} | {0, len(body)})
-    pieces = [body[a:b] for a, b in zip(points, points[1:], strict=False)]
+    pieces = [body[a:b] for a, b in itertools.pairwise(points)]
     parse_multipart(iter(pieces), content_type, open_part)
     return got
 
