@@ -12,7 +12,7 @@ from typing import Any
 
 from plait._content import ProviderFileSource
 
-from ._body import ByteSource
+from ._sources import ByteSource
 from ._http import MultipartBody, raise_for_status
 from ._provider_files import ProviderFileStore, Uploaded, check_size
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from plait._content import ContentHandle, MediaSource, ProviderFileSource, UrlSource
 
-from ._body import CHUNK, ByteSource
+from ._sources import CHUNK, ByteSource
 from ._gemini_files import parse_time
 from ._http import raise_for_status
 from ._provider_files import ProviderFileStore, Uploaded, check_size

@@ -18,7 +18,7 @@ import anyio
 from plait._content import ProviderFileSource
 from plait._errors import ProviderError
 
-from ._body import ByteSource
+from ._sources import ByteSource
 from ._http import is_retryable, raise_for_status
 from ._provider_files import ProviderFileStore, Uploaded, check_size
 

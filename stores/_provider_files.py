@@ -32,7 +32,7 @@ from plait._errors import AuthenticationError, ContentNotFound, ContentRejected
 from plait._progress import ProgressCallback, count_progress
 from plait._store import Body, ContentStore
 
-from ._body import ByteSource, guess_kind, source_for
+from ._sources import ByteSource, guess_kind, source_for
 from ._http import DEFAULT_TIMEOUT, is_retryable
 
 __all__ = ["ProviderFileStore", "Uploaded", "check_size"]
