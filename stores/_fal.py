@@ -12,10 +12,10 @@ from typing import Any
 
 from plait._content import ContentHandle, MediaSource, ProviderFileSource, UrlSource
 
-from ._sources import CHUNK, ByteSource
 from ._gemini_files import parse_time
 from ._http import raise_for_status
 from ._provider_files import ProviderFileStore, Uploaded, check_size
+from ._sources import CHUNK, ByteSource
 
 __all__ = ["FalStore"]
 

@@ -18,9 +18,9 @@ import anyio
 from plait._content import ProviderFileSource
 from plait._errors import ProviderError
 
-from ._sources import ByteSource
 from ._http import is_retryable, raise_for_status
 from ._provider_files import ProviderFileStore, Uploaded, check_size
+from ._sources import ByteSource
 
 __all__ = ["GeminiFilesStore"]
 

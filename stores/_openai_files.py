@@ -8,9 +8,9 @@ from typing import Any
 
 from plait._content import ProviderFileSource
 
-from ._sources import CHUNK, ByteSource
 from ._http import MultipartBody, raise_for_status
 from ._provider_files import ProviderFileStore, Uploaded, check_size
+from ._sources import CHUNK, ByteSource
 
 __all__ = ["OpenAIFilesStore"]
 

@@ -32,8 +32,8 @@ from plait._errors import AuthenticationError, ContentNotFound, ContentRejected
 from plait._progress import ProgressCallback, count_progress
 from plait._store import Body, ContentStore
 
-from ._sources import ByteSource, guess_kind, source_for
 from ._http import DEFAULT_TIMEOUT, is_retryable
+from ._sources import ByteSource, guess_kind, source_for
 
 __all__ = ["ProviderFileStore", "Uploaded", "check_size"]
 
@@ -222,12 +222,25 @@ class ProviderFileStore(ContentStore, abc.ABC):
         :raises ContentNotFound: ``origin`` does not hold the handle.
         :raises ProviderError: the upload failed.
         """
+        if self.holds(handle):
+            return self._get(handle).source
+        full = await origin.metadata(handle)
+        return await self.upload_for(full, (origin, full), on_progress=on_progress)
+
+    async def upload_for(self, handle: ContentHandle,
+                         body: Body | tuple[ContentStore, ContentHandle], *,
+                         on_progress: ProgressCallback | None = None) -> ProviderFileSource:
+        """Upload ``body`` as the bytes of ``handle`` (kept under its id); once per handle.
+
+        :raises ContentError: the body cannot be read.
+        :raises ProviderError: the upload failed.
+        """
         async with self._lock(handle.id):
             record = self._records.get(handle.id)
             if record is not None and not self._expired(record.source):
                 return record.source
-            full = await origin.metadata(handle)
-            return (await self._record(full, source_for((origin, full)), on_progress)).source
+            return (await self._record(handle, source_for(body, client=self.client),
+                                       on_progress)).source
 
     async def attach(self, file_id: str, *, kind: ContentKind | str | None = None,
                      mime_type: str | None = None,

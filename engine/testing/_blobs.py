@@ -239,6 +239,7 @@ class FileEmulator:
             drain(body)
             raise
         writer.close()
+        drain(body)  # the epilogue and the chunked terminator: the connection is reused
         form.size = writer.written
         return form
 
