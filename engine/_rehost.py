@@ -30,6 +30,7 @@ from typing import Protocol, TypeAlias
 import anyio
 import msgspec
 
+from ._aio import first_error
 from ._content import (
     ContentHandle,
     ContentKind,
@@ -209,7 +210,7 @@ class Rehoster:
                     for part in unique:
                         tg.start_soon(one, part)
             except BaseExceptionGroup as group:
-                raise _first_error(group) from None
+                raise first_error(group) from None
         return _replace(messages, done)
 
     async def rehost_part(self, part: MediaPart, facts: MediaFacts, *,
@@ -410,14 +411,6 @@ def _replace(messages: list[Message], done: dict[int, MediaPart]) -> list[Messag
             parts.append(new)
         out.append(msgspec.structs.replace(message, parts=parts) if changed else message)
     return out
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first plain exception of a (nested) group: callers catch typed errors, not groups."""
-    first = group.exceptions[0]
-    while isinstance(first, BaseExceptionGroup):
-        first = first.exceptions[0]
-    return first
 
 
 def _identity(part: MediaPart) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from plait._content import ProviderFileSource
 
 from ._http import MultipartBody, raise_for_status
-from ._provider_files import ProviderFileStore, Uploaded, check_size
+from ._provider_files import ProviderFileStore, Uploaded
 from ._sources import ByteSource
 
 __all__ = ["FILES_BETA", "AnthropicFilesStore"]
@@ -29,10 +29,7 @@ class AnthropicFilesStore(ProviderFileStore):
     provider = "anthropic"
     env_key = "ANTHROPIC_API_KEY"
     default_base_url = "https://api.anthropic.com"
-
-    def __init__(self, *, max_file_bytes: int = MAX_FILE_BYTES, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.max_file_bytes = max_file_bytes
+    max_file_bytes = MAX_FILE_BYTES
 
     def _headers(self) -> dict[str, str]:
         return {"x-api-key": self.api_key(), "anthropic-version": API_VERSION,
@@ -43,7 +40,6 @@ class AnthropicFilesStore(ProviderFileStore):
 
     async def _upload(self, source: ByteSource, chunks: AsyncIterator[bytes], *,
                       mime_type: str, filename: str) -> Uploaded:
-        check_size(source.size, self.max_file_bytes, self.provider)
         body = MultipartBody({}, file_field="file", filename=filename, mime_type=mime_type,
                              chunks=chunks, size=source.size)
         response = await self.client.post(f"{self.base_url}/v1/files", content=body,

@@ -14,8 +14,8 @@ from plait._content import ContentHandle, MediaSource, ProviderFileSource, UrlSo
 
 from ._gemini_files import parse_time
 from ._http import raise_for_status
-from ._provider_files import ProviderFileStore, Uploaded, check_size
-from ._sources import CHUNK, ByteSource
+from ._provider_files import ProviderFileStore, Uploaded
+from ._sources import ByteSource
 
 __all__ = ["FalStore"]
 
@@ -30,12 +30,12 @@ class FalStore(ProviderFileStore):
     env_key = "FAL_KEY"
     default_base_url = "https://rest.fal.ai"
     downloadable = True
+    max_file_bytes = MAX_FILE_BYTES
 
     def __init__(self, *, storage_type: str = "fal-cdn-v3",
-                 max_file_bytes: int = MAX_FILE_BYTES, **kwargs: Any) -> None:
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.storage_type = storage_type
-        self.max_file_bytes = max_file_bytes
         self._token: tuple[str, str, float] | None = None  # (authorization, upload base, expiry)
 
     async def _upload_token(self) -> tuple[str, str]:
@@ -56,7 +56,6 @@ class FalStore(ProviderFileStore):
 
     async def _upload(self, source: ByteSource, chunks: AsyncIterator[bytes], *,
                       mime_type: str, filename: str) -> Uploaded:
-        check_size(source.size, self.max_file_bytes, self.provider)
         auth, base = await self._upload_token()
         headers = {"authorization": auth, "content-type": mime_type,
                    "x-fal-file-name": filename}
@@ -89,5 +88,5 @@ class FalStore(ProviderFileStore):
     async def _download(self, source: ProviderFileSource) -> AsyncIterator[bytes]:
         async with self.client.stream("GET", source.uri or source.file_id) as response:
             await raise_for_status(response, self.provider, what="file download")
-            async for chunk in response.aiter_bytes(CHUNK):
+            async for chunk in response.aiter_bytes():
                 yield chunk

@@ -19,8 +19,8 @@ from plait._content import ProviderFileSource
 from plait._errors import ProviderError
 
 from ._http import is_retryable, raise_for_status
-from ._provider_files import ProviderFileStore, Uploaded, check_size
-from ._sources import ByteSource
+from ._provider_files import ProviderFileStore, Uploaded
+from ._sources import CHUNK, ByteSource
 
 __all__ = ["GeminiFilesStore"]
 
@@ -40,21 +40,32 @@ def parse_time(value: str | None) -> float | None:
         return None
 
 
+async def _stream(data: bytes) -> AsyncIterator[bytes]:
+    """``data`` as a stream that lets go of it when done.
+
+    httpx keeps a request's content alive as long as the request object, and request/response
+    pairs are reference cycles that only the cyclic GC frees: handing it the 8 MiB chunk itself
+    would keep several chunks alive at once. A finished generator drops its frame, and the chunk.
+    """
+    view = memoryview(data)
+    for start in range(0, len(view), CHUNK):
+        yield bytes(view[start:start + CHUNK])
+
+
 class GeminiFilesStore(ProviderFileStore):
     """Content kept in the Gemini API's Files service, referenced by ``fileData.fileUri``."""
 
     provider = "gemini"
     env_key = "GEMINI_API_KEY"
     default_base_url = "https://generativelanguage.googleapis.com"
+    max_file_bytes = MAX_FILE_BYTES
 
     def __init__(self, *, chunk_size: int = 8 * 1024 * 1024, poll_interval: float = 1.0,
-                 poll_timeout: float = 600.0, max_file_bytes: int = MAX_FILE_BYTES,
-                 **kwargs: Any) -> None:
+                 poll_timeout: float = 600.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.chunk_size = max(_GRANULE, chunk_size // _GRANULE * _GRANULE)
         self.poll_interval = poll_interval
         self.poll_timeout = poll_timeout
-        self.max_file_bytes = max_file_bytes
 
     def _auth(self) -> dict[str, str]:
         return {"x-goog-api-key": self.api_key()}
@@ -66,7 +77,6 @@ class GeminiFilesStore(ProviderFileStore):
 
     async def _upload(self, source: ByteSource, chunks: AsyncIterator[bytes], *,
                       mime_type: str, filename: str) -> Uploaded:
-        check_size(source.size, self.max_file_bytes, self.provider)
         headers = {**self._auth(), "x-goog-upload-protocol": "resumable",
                    "x-goog-upload-command": "start",
                    "x-goog-upload-header-content-type": mime_type}
@@ -85,9 +95,10 @@ class GeminiFilesStore(ProviderFileStore):
         async for chunk in chunks:
             buffer += chunk
             while len(buffer) > self.chunk_size:
-                offset, _ = await self._send(url, bytes(buffer[:self.chunk_size]), offset,
-                                             final=False)
+                piece = bytes(memoryview(buffer)[:self.chunk_size])
                 del buffer[:self.chunk_size]
+                offset, _ = await self._send(url, piece, offset, final=False)
+                del piece
         offset, data = await self._send(url, bytes(buffer), offset, final=True)
         if data is None:
             raise ProviderError("finalize returned no file", provider=self.provider)
@@ -102,9 +113,10 @@ class GeminiFilesStore(ProviderFileStore):
             command = "upload, finalize" if final else "upload"
             try:
                 response = await self.client.post(
-                    url, content=data,
+                    url, content=_stream(data),
                     headers={**self._auth(), "x-goog-upload-command": command,
-                             "x-goog-upload-offset": str(offset)})
+                             "x-goog-upload-offset": str(offset),
+                             "content-length": str(len(data))})
                 await raise_for_status(response, self.provider, what="upload chunk")
                 end = offset + len(data)
                 return end, (response.json().get("file") if final else None)

@@ -9,8 +9,8 @@ from typing import Any
 from plait._content import ProviderFileSource
 
 from ._http import MultipartBody, raise_for_status
-from ._provider_files import ProviderFileStore, Uploaded, check_size
-from ._sources import CHUNK, ByteSource
+from ._provider_files import ProviderFileStore, Uploaded
+from ._sources import ByteSource
 
 __all__ = ["OpenAIFilesStore"]
 
@@ -25,12 +25,11 @@ class OpenAIFilesStore(ProviderFileStore):
     env_key = "OPENAI_API_KEY"
     default_base_url = "https://api.openai.com"
     downloadable = True
+    max_file_bytes = MAX_FILE_BYTES
 
-    def __init__(self, *, purpose: str = "user_data", max_file_bytes: int = MAX_FILE_BYTES,
-                 **kwargs: Any) -> None:
+    def __init__(self, *, purpose: str = "user_data", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.purpose = purpose
-        self.max_file_bytes = max_file_bytes
 
     def _auth(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key()}"}
@@ -43,7 +42,6 @@ class OpenAIFilesStore(ProviderFileStore):
 
     async def _upload(self, source: ByteSource, chunks: AsyncIterator[bytes], *,
                       mime_type: str, filename: str) -> Uploaded:
-        check_size(source.size, self.max_file_bytes, self.provider)
         body = MultipartBody({"purpose": self.purpose}, file_field="file", filename=filename,
                              mime_type=mime_type, chunks=chunks, size=source.size)
         response = await self.client.post(f"{self.base_url}/v1/files", content=body,
@@ -68,5 +66,5 @@ class OpenAIFilesStore(ProviderFileStore):
         url = f"{self.base_url}/v1/files/{source.file_id}/content"
         async with self.client.stream("GET", url, headers=self._auth()) as response:
             await raise_for_status(response, self.provider, what="file download")
-            async for chunk in response.aiter_bytes(CHUNK):
+            async for chunk in response.aiter_bytes():
                 yield chunk

@@ -21,6 +21,7 @@ from typing import Self
 import anyio
 import httpx
 
+from plait._aio import pumped
 from plait._content import (
     ContentHandle,
     ContentKind,
@@ -67,12 +68,15 @@ class ProviderFileStore(ContentStore, abc.ABC):
     default_base_url: str = ""
     downloadable: bool = False
     """Whether the provider's API can return an uploaded file's bytes."""
+    max_file_bytes: int | None = None
+    """The provider's per-file limit (checked before any request when the size is known)."""
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
                  client: httpx.AsyncClient | None = None, keep: ContentStore | None = None,
                  max_retries: int = 2, retry_backoff: float = 0.5,
                  on_progress: ProgressCallback | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 max_file_bytes: int | None = None) -> None:
         self._api_key = api_key
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self._client = client
@@ -82,6 +86,8 @@ class ProviderFileStore(ContentStore, abc.ABC):
         self.retry_backoff = retry_backoff
         self.on_progress = on_progress
         self.clock = clock
+        if max_file_bytes is not None:
+            self.max_file_bytes = max_file_bytes
         self._records: dict[str, _Record] = {}
         self._locks: dict[str, anyio.Lock] = {}
 
@@ -144,14 +150,19 @@ class ProviderFileStore(ContentStore, abc.ABC):
     async def _upload_with_retry(self, source: ByteSource, handle_id: str, *,
                                  mime_type: str, filename: str,
                                  on_progress: ProgressCallback | None) -> Uploaded:
+        if self.max_file_bytes is not None:
+            check_size(source.size, self.max_file_bytes, self.provider)
         attempt = 0
         while True:
             chunks = count_progress(source.open(), on_progress or self.on_progress,
                                     handle_id=handle_id, provider=self.provider,
                                     total=source.size)
-            try:
-                return await self._upload(source, chunks, mime_type=mime_type,
+
+            async def send(stream: AsyncIterator[bytes]) -> Uploaded:
+                return await self._upload(source, stream, mime_type=mime_type,
                                           filename=filename)
+            try:
+                return await pumped(chunks, send)
             except Exception as exc:
                 if attempt >= self.max_retries or not is_retryable(exc) or not source.reopenable:
                     raise

@@ -83,7 +83,7 @@ class _Url(ByteSource):
         try:
             async with client.stream("GET", self._url) as response:
                 await raise_for_status(response, "url", what="fetch")
-                async for chunk in response.aiter_bytes(CHUNK):
+                async for chunk in response.aiter_bytes():
                     yield chunk
         finally:
             if own:

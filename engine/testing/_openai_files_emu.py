@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ._blobs import FileEmulator, InjectedFailure, MultipartError, error
 from ._server import Request, Response
@@ -48,6 +49,23 @@ class OpenAIFilesEmulator(FileEmulator):
             return Response(200, self.blob_chunks(file_id),
                             headers={"content-type": "application/octet-stream"})
         return Response.json(record)
+
+    def seed(self, chunks: Iterable[bytes], *, filename: str = "file.bin",
+             purpose: str = "user_data") -> str:
+        """Store a file as if uploaded by someone else (no HTTP); returns its id."""
+        file_id = self.new_id("file-")
+        writer = self.blob_writer(file_id)
+        try:
+            for chunk in chunks:
+                writer.write(chunk)
+        finally:
+            writer.close()
+        with self._lock:
+            self.files[file_id] = {"id": file_id, "object": "file", "bytes": writer.written,
+                                   "created_at": int(self.clock()), "filename": filename,
+                                   "purpose": purpose, "status": "processed",
+                                   "expires_at": None}
+        return file_id
 
     def _upload(self, request: Request) -> Response:
         file_id = self.new_id("file-")
