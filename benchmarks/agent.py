@@ -77,7 +77,7 @@ async def rehost_benchmark(size: int) -> tuple[float, float]:
     from plait.stores import GeminiFilesStore, OpenAIFilesStore
 
     class GeminiVideo:
-        provider = "gemini"
+        provider = file_provider = "gemini"
         url_kinds: frozenset[ContentKind] = frozenset()
         max_item_bytes: ClassVar[dict[ContentKind, int]] = {ContentKind.VIDEO: 20 * MB}
 

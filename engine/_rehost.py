@@ -73,6 +73,11 @@ class MediaFacts(Protocol):
         ...
 
     @property
+    def file_provider(self) -> str | None:
+        """Whose file store's ids the destination reads (``"openai"`` for OpenAI Responses)."""
+        ...
+
+    @property
     def max_item_bytes(self) -> Mapping[ContentKind, int]:
         """Inline limit per item, by kind (raw bytes)."""
         ...
@@ -248,17 +253,18 @@ class Rehoster:
 
     async def _route(self, part: MediaPart, kind: ContentKind, facts: MediaFacts) -> _Entry:
         dest = facts.provider
+        files = facts.file_provider or ""  # whose file ids the destination reads
         handle = part.handle
         source = part.source
-        target = self.file_stores.get(dest)
+        target = self.file_stores.get(files) if files else None
         home: ContentStore | None = None
         if source is None:
             if handle is None:
                 raise ContentRejected("a media part has neither a source nor a handle",
                                       provider=dest)
-            if target is not None and target.holds(handle) and facts.takes_file_id(kind, dest):
+            if target is not None and target.holds(handle) and facts.takes_file_id(kind, files):
                 found = await target.resolve(handle, for_provider=dest)
-                return _Entry(found, Move(dest, kind, "file", handle.id, dest))
+                return _Entry(found, Move(dest, kind, "file", handle.id, files))
             home, handle = await self.home_of(handle)
             source = await home.resolve(handle, for_provider=dest)
         origin = _origin_name(source, home)
@@ -269,7 +275,7 @@ class Rehoster:
             return Move(dest, str(kind), action, handle_id, origin, detail)
 
         if isinstance(source, ProviderFileSource):
-            if source.provider == dest and facts.takes_file_id(kind, dest):
+            if source.provider == files and facts.takes_file_id(kind, files):
                 return _Entry(source, move("file", source.file_id))
             origin_store = home or self._store_for(source)
             if origin_store is None:
@@ -292,7 +298,7 @@ class Rehoster:
             if kind in facts.url_kinds:
                 return _Entry(source, move("url", source.url))
             mime = source.mime_type or part.media_type or "application/octet-stream"
-            if target is not None and facts.takes_file_id(kind, dest):
+            if target is not None and facts.takes_file_id(kind, files):
                 handle = handle or _synthetic(part, kind, mime)
                 uploaded = await target.upload_for(handle, source.url,
                                                    on_progress=self.on_progress)
@@ -310,7 +316,7 @@ class Rehoster:
         if size is not None and size <= limit:
             action = "inline"
             return _Entry(source, move(action, f"{size} bytes"))
-        if target is None or not facts.takes_file_id(kind, dest):
+        if target is None or not facts.takes_file_id(kind, files):
             raise ContentRejected(
                 f"{size} bytes of {kind} exceed {dest}'s {limit}-byte inline limit and no "
                 f"{dest} file store is wired", provider=dest, part=handle_id,
@@ -328,7 +334,7 @@ class Rehoster:
                       move: Callable[[str, str], Move], *, size: int | None,
                       limit: int) -> _Entry:
         dest = facts.provider
-        if target is None or not facts.takes_file_id(kind, dest):
+        if target is None or not facts.takes_file_id(kind, facts.file_provider or ""):
             raise ContentRejected(
                 f"{handle.id}: {size if size is not None else 'unknown'} bytes of {kind} are "
                 f"over {dest}'s {limit}-byte inline limit and no {dest} file store is wired "

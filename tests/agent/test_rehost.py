@@ -50,16 +50,18 @@ class Facts:
     url_kinds: frozenset[ContentKind] = frozenset()
     max_item_bytes: Mapping[ContentKind, int] = dataclasses.field(default_factory=dict)
     file_kinds: frozenset[ContentKind] = frozenset({IMAGE, DOCUMENT})
+    file_provider: str | None = None
 
     def accepts(self, kind: ContentKind) -> bool:
         return kind in self.kinds
 
     def takes_file_id(self, kind: ContentKind, provider: str) -> bool:
-        return provider == self.provider and kind in self.file_kinds
+        return provider == (self.file_provider or self.provider) and kind in self.file_kinds
 
 
-ANTHROPIC = Facts("anthropic", max_item_bytes={IMAGE: 1 * MB, DOCUMENT: 24 * MB})
-GEMINI = Facts("gemini", kinds=frozenset({IMAGE, DOCUMENT, VIDEO}),
+ANTHROPIC = Facts("anthropic", file_provider="anthropic",
+                  max_item_bytes={IMAGE: 1 * MB, DOCUMENT: 24 * MB})
+GEMINI = Facts("gemini", file_provider="gemini", kinds=frozenset({IMAGE, DOCUMENT, VIDEO}),
                file_kinds=frozenset({IMAGE, DOCUMENT, VIDEO}),
                max_item_bytes={VIDEO: 1 * MB})
 
@@ -205,7 +207,7 @@ async def test_urls_pass_through_fetch_inline_or_upload(emus) -> None:  # type: 
     with LoopbackServer(_media_app) as media:
         small = Image.from_url(f"{media.url}/a.png?size=1000", "image/png")
         big = Image.from_url(f"{media.url}/b.png?size={2 * MB}", "image/png")
-        fetches = Facts("anthropic", url_kinds=frozenset({IMAGE}),
+        fetches = Facts("anthropic", file_provider="anthropic", url_kinds=frozenset({IMAGE}),
                         max_item_bytes={IMAGE: MB})
         kept = await Rehoster([], {}).rehost([Message.user(small)], fetches)
         assert first_media(kept).source == small.source
