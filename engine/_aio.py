@@ -8,13 +8,13 @@ from typing import TypeVar
 
 import anyio
 
-__all__ = ["first_error", "pumped"]
+__all__ = ["closing", "first_error", "pumped"]
 
 T = TypeVar("T")
 
 
 @contextlib.asynccontextmanager
-async def _closing(chunks: AsyncIterable[bytes]) -> AsyncIterator[AsyncIterable[bytes]]:
+async def closing(chunks: AsyncIterable[bytes]) -> AsyncIterator[AsyncIterable[bytes]]:
     """Close an async generator when done, even when cancelled mid-iteration (trio warns)."""
     try:
         yield chunks
@@ -46,7 +46,7 @@ async def pumped(chunks: AsyncIterable[bytes],
     send, receive = anyio.create_memory_object_stream[bytes](pieces)
 
     async def pump() -> None:
-        async with send, _closing(chunks) as source:
+        async with send, closing(chunks) as source:
             pending = bytearray()
             async for chunk in source:
                 if not pending and len(chunk) >= piece:

@@ -11,6 +11,8 @@ from typing import TypeAlias
 
 import msgspec
 
+from ._aio import closing
+
 __all__ = ["ProgressCallback", "TransferProgress", "count_progress"]
 
 
@@ -32,25 +34,33 @@ class TransferProgress(msgspec.Struct, frozen=True):
 ProgressCallback: TypeAlias = Callable[[TransferProgress], None]
 """Called with each progress report; must be cheap (it runs on the transfer's task)."""
 
-# Report at most every this many bytes: enough for a smooth bar, few enough to cost nothing.
-_REPORT_EVERY = 4 << 20
+def _step(total: int | None) -> int:
+    """Bytes between reports: about 2% of the total (64 KiB to 4 MiB), 1 MiB when unknown.
+
+    Enough for a smooth bar, few enough to cost nothing.
+    """
+    if total is None:
+        return 1 << 20
+    return max(64 << 10, min(4 << 20, total // 50))
 
 
 async def count_progress(chunks: AsyncIterable[bytes], callback: ProgressCallback | None, *,
                          handle_id: str, provider: str, total: int | None,
                          phase: str = "upload") -> AsyncIterator[bytes]:
     """Pass ``chunks`` through unchanged, reporting progress to ``callback`` along the way."""
-    if callback is None:
-        async for chunk in chunks:
+    async with closing(chunks) as source:
+        if callback is None:
+            async for chunk in source:
+                yield chunk
+            return
+        done = 0
+        last = 0
+        every = _step(total)
+        callback(TransferProgress(handle_id, provider, 0, total, phase))
+        async for chunk in source:
+            done += len(chunk)
+            if done - last >= every:
+                last = done
+                callback(TransferProgress(handle_id, provider, done, total, phase))
             yield chunk
-        return
-    done = 0
-    last = 0
-    callback(TransferProgress(handle_id, provider, 0, total, phase))
-    async for chunk in chunks:
-        done += len(chunk)
-        if done - last >= _REPORT_EVERY:
-            last = done
-            callback(TransferProgress(handle_id, provider, done, total, phase))
-        yield chunk
-    callback(TransferProgress(handle_id, provider, done, total, phase, finished=True))
+        callback(TransferProgress(handle_id, provider, done, total, phase, finished=True))

@@ -50,7 +50,7 @@ from ._store import Body, ContentStore
 __all__ = [
     "FileStore",
     "MediaFacts",
-    "Move",
+    "MediaMove",
     "Rehoster",
     "rehost_messages",
 ]
@@ -116,7 +116,7 @@ class FileStore(Protocol):
         ...
 
 
-class Move(msgspec.Struct, frozen=True):
+class MediaMove(msgspec.Struct, frozen=True):
     """Where one media part went for one destination: for logs, the CLI and the demo.
 
     ``action`` is ``"kept"`` (already reachable), ``"inline"`` (bytes in the request),
@@ -133,13 +133,13 @@ class Move(msgspec.Struct, frozen=True):
     detail: str = ""
 
 
-MoveCallback: TypeAlias = Callable[[Move], None]
+MediaMoveCallback: TypeAlias = Callable[[MediaMove], None]
 
 
 @dataclass
 class _Entry:
     source: MediaSource
-    move: Move
+    move: MediaMove
 
 
 @dataclass
@@ -189,7 +189,8 @@ class Rehoster:
     # --- the step -----------------------------------------------------------------------------
 
     async def rehost(self, messages: list[Message], facts: MediaFacts, *,
-                     on_move: MoveCallback | None = None) -> list[Message]:
+                     on_move: MediaMoveCallback | None = None,
+                     on_progress: ProgressCallback | None = None) -> list[Message]:
         """``messages`` with every media part's source reachable by ``facts.provider``.
 
         :raises ContentRejected: a part can reach the destination in no way (too big to
@@ -204,7 +205,8 @@ class Rehoster:
 
         async def one(part: MediaPart) -> None:
             async with limiter:
-                done[id(part)] = await self.rehost_part(part, facts, on_move=on_move)
+                done[id(part)] = await self.rehost_part(part, facts, on_move=on_move,
+                                                        on_progress=on_progress)
 
         unique = list({id(p): p for p in parts}.values())
         if len(unique) == 1:
@@ -219,14 +221,15 @@ class Rehoster:
         return _replace(messages, done)
 
     async def rehost_part(self, part: MediaPart, facts: MediaFacts, *,
-                          on_move: MoveCallback | None = None) -> MediaPart:
+                          on_move: MediaMoveCallback | None = None,
+                          on_progress: ProgressCallback | None = None) -> MediaPart:
         """One part with a source the destination can reach (see the module docstring).
 
         :raises ContentRejected: no way to reach the destination.
         """
         kind = part.handle.kind if part.handle is not None else part.kind
         if not facts.accepts(kind):
-            move = Move(facts.provider, str(kind), "skipped",
+            move = MediaMove(facts.provider, str(kind), "skipped",
                         part.handle.id if part.handle else None,
                         detail=f"{facts.provider} takes no {kind}")
             if on_move:
@@ -236,7 +239,7 @@ class Rehoster:
         async with self._lock(key):
             entry = self._cache.get(key)
             if entry is None or not await self._still_valid(entry):
-                entry = await self._route(part, kind, facts)
+                entry = await self._route(part, kind, facts, on_progress or self.on_progress)
                 self._cache[key] = entry
         if on_move:
             on_move(entry.move)
@@ -251,7 +254,8 @@ class Rehoster:
         store = self.file_stores.get(source.provider)
         return store is None or store.holds(entry.move.handle_id)
 
-    async def _route(self, part: MediaPart, kind: ContentKind, facts: MediaFacts) -> _Entry:
+    async def _route(self, part: MediaPart, kind: ContentKind, facts: MediaFacts,
+                     progress: ProgressCallback | None) -> _Entry:
         dest = facts.provider
         files = facts.file_provider or ""  # whose file ids the destination reads
         handle = part.handle
@@ -264,15 +268,15 @@ class Rehoster:
                                       provider=dest)
             if target is not None and target.holds(handle) and facts.takes_file_id(kind, files):
                 found = await target.resolve(handle, for_provider=dest)
-                return _Entry(found, Move(dest, kind, "file", handle.id, files))
+                return _Entry(found, MediaMove(dest, kind, "file", handle.id, files))
             home, handle = await self.home_of(handle)
             source = await home.resolve(handle, for_provider=dest)
         origin = _origin_name(source, home)
         handle_id = handle.id if handle else None
         limit = facts.max_item_bytes.get(kind, DEFAULT_INLINE_LIMIT)
 
-        def move(action: str, detail: str = "") -> Move:
-            return Move(dest, str(kind), action, handle_id, origin, detail)
+        def move(action: str, detail: str = "") -> MediaMove:
+            return MediaMove(dest, str(kind), action, handle_id, origin, detail)
 
         if isinstance(source, ProviderFileSource):
             if source.provider == files and facts.takes_file_id(kind, files):
@@ -292,7 +296,7 @@ class Rehoster:
                 return _Entry(InlineSource(data, mime or "application/octet-stream"),
                               move("inline", f"{size} bytes"))
             return await self._upload(target, facts, kind, handle, origin_store, move,
-                                      size=size, limit=limit)
+                                      size=size, limit=limit, progress=progress)
 
         if isinstance(source, UrlSource):
             if kind in facts.url_kinds:
@@ -301,7 +305,7 @@ class Rehoster:
             if target is not None and facts.takes_file_id(kind, files):
                 handle = handle or _synthetic(part, kind, mime)
                 uploaded = await target.upload_for(handle, source.url,
-                                                   on_progress=self.on_progress)
+                                                   on_progress=progress)
                 return _Entry(uploaded, move("uploaded", f"fetched {source.url}"))
             fetched = await self._fetch(source.url, limit)
             if fetched is None:
@@ -322,17 +326,17 @@ class Rehoster:
                 f"{dest} file store is wired", provider=dest, part=handle_id,
                 limit=f"{limit} bytes inline")
         if home is not None and handle is not None:
-            uploaded = await target.copy_from(home, handle, on_progress=self.on_progress)
+            uploaded = await target.copy_from(home, handle, on_progress=progress)
         else:
             body: Body = source.data if isinstance(source, InlineSource) else source.path
             handle = handle or _synthetic(part, kind, part.media_type or source.mime_type)
-            uploaded = await target.upload_for(handle, body, on_progress=self.on_progress)
+            uploaded = await target.upload_for(handle, body, on_progress=progress)
         return _Entry(uploaded, move("uploaded", f"{size} bytes"))
 
     async def _upload(self, target: FileStore | None, facts: MediaFacts, kind: ContentKind,
                       handle: ContentHandle, origin: ContentStore,
-                      move: Callable[[str, str], Move], *, size: int | None,
-                      limit: int) -> _Entry:
+                      move: Callable[[str, str], MediaMove], *, size: int | None,
+                      limit: int, progress: ProgressCallback | None) -> _Entry:
         dest = facts.provider
         if target is None or not facts.takes_file_id(kind, facts.file_provider or ""):
             raise ContentRejected(
@@ -340,7 +344,7 @@ class Rehoster:
                 f"over {dest}'s {limit}-byte inline limit and no {dest} file store is wired "
                 "to upload them to", provider=dest, part=handle.id,
                 limit=f"{limit} bytes inline")
-        uploaded = await target.copy_from(origin, handle, on_progress=self.on_progress)
+        uploaded = await target.copy_from(origin, handle, on_progress=progress)
         return _Entry(uploaded, move("uploaded", f"{size} bytes"))
 
     def _store_for(self, source: ProviderFileSource) -> ContentStore | None:

@@ -26,7 +26,7 @@ from plait import (
     Video,
 )
 from plait._progress import TransferProgress
-from plait._rehost import Move, Rehoster
+from plait._rehost import MediaMove, Rehoster
 from plait.stores import AnthropicFilesStore, GeminiFilesStore, OpenAIFilesStore
 from plait.testing import (
     AnthropicFilesEmulator,
@@ -109,7 +109,7 @@ async def test_openai_file_is_streamed_into_anthropic_once(emus) -> None:  # typ
     assert file is not None
     remote = await openai.attach(file.file_id, mime_type="image/png")  # no origin: download
     progress: list[TransferProgress] = []
-    moves: list[Move] = []
+    moves: list[MediaMove] = []
     rehoster = Rehoster([], {"openai": openai, "anthropic": anthropic},
                         on_progress=progress.append)
     conversation = [Message("tool", [ToolResult("call_1", "frames",
@@ -170,7 +170,7 @@ async def test_local_30_mib_pdf_goes_to_anthropic_files(emus, tmp_path: Path) ->
             fh.write(os.urandom(MB))
     part = Document.from_path(path)
     rehoster = Rehoster([], {"anthropic": anthropic})
-    moves: list[Move] = []
+    moves: list[MediaMove] = []
     out = await rehoster.rehost([Message.user("read this", part)], ANTHROPIC,
                                 on_move=moves.append)
     source = out[0].parts[1].source  # type: ignore[union-attr]
@@ -227,7 +227,7 @@ async def test_urls_pass_through_fetch_inline_or_upload(emus) -> None:  # type: 
 
 async def test_kinds_the_destination_cannot_take_are_left_for_the_serializer() -> None:
     video = Video.from_url("https://example.invalid/v.mp4", "video/mp4")
-    moves: list[Move] = []
+    moves: list[MediaMove] = []
     out = await Rehoster([], {}).rehost([Message.user(video)], ANTHROPIC, on_move=moves.append)
     assert first_media(out) is video
     assert moves[0].action == "skipped"
