@@ -19,11 +19,13 @@ from ._errors import ContentError as ContentError
 from ._errors import ContentNotFound as ContentNotFound
 from ._errors import ContentRejected as ContentRejected
 from ._errors import ContextLengthExceeded as ContextLengthExceeded
+from ._errors import ConversationError as ConversationError
 from ._errors import InvalidHandleId as InvalidHandleId
 from ._errors import InvalidToolArguments as InvalidToolArguments
 from ._errors import KindMismatch as KindMismatch
 from ._errors import PlaitError as PlaitError
 from ._errors import ProviderError as ProviderError
+from ._errors import ProviderTimeout as ProviderTimeout
 from ._errors import RateLimited as RateLimited
 from ._errors import RunNotFound as RunNotFound
 from ._errors import StepFailed as StepFailed
@@ -82,6 +84,7 @@ __all__ = [
     "ContentStore",
     "Context",
     "ContextLengthExceeded",
+    "ConversationError",
     "Document",
     "FinishDelta",
     "GenerationOptions",
@@ -102,6 +105,7 @@ __all__ = [
     "ProviderError",
     "ProviderFileSource",
     "ProviderRaw",
+    "ProviderTimeout",
     "RateLimited",
     "Reasoning",
     "ReasoningDelta",

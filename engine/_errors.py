@@ -14,11 +14,13 @@ __all__ = [
     "ContentNotFound",
     "ContentRejected",
     "ContextLengthExceeded",
+    "ConversationError",
     "InvalidHandleId",
     "InvalidToolArguments",
     "KindMismatch",
     "PlaitError",
     "ProviderError",
+    "ProviderTimeout",
     "RateLimited",
     "RunNotFound",
     "StepFailed",
@@ -121,6 +123,10 @@ class ContentRejected(ContentError, ValueError):
 # --- tools --------------------------------------------------------------------------------------
 
 
+class ConversationError(PlaitError, ValueError):
+    """A conversation breaks a rule every provider enforces (e.g. a tool call left unanswered)."""
+
+
 class ToolError(PlaitError):
     """Base of errors raised while preparing or running a tool call.
 
@@ -184,3 +190,7 @@ class ContextLengthExceeded(ProviderError):
 
 class StreamInterrupted(ProviderError):
     """A streamed response ended before its terminal event."""
+
+
+class ProviderTimeout(ProviderError, TimeoutError):
+    """The exchange with a provider exceeded its connect, read or total timeout on every attempt."""
