@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 
@@ -72,21 +72,12 @@ async def rehost_benchmark(size: int) -> tuple[float, float]:
 
     Returns (MB/s, peak RSS growth in MiB of this process; the emulators run in a child).
     """
-    from plait import ContentKind, Message, ProviderFileSource, Video
+    from plait import Message, ProviderFileSource, Video
     from plait._rehost import Rehoster
+    from plait.providers import capabilities_for
     from plait.stores import GeminiFilesStore, OpenAIFilesStore
 
-    class GeminiVideo:
-        provider = file_provider = "gemini"
-        url_kinds: frozenset[ContentKind] = frozenset()
-        max_item_bytes: ClassVar[dict[ContentKind, int]] = {ContentKind.VIDEO: 20 * MB}
-
-        def accepts(self, kind: ContentKind) -> bool:
-            return True
-
-        def takes_file_id(self, kind: ContentKind, provider: str) -> bool:
-            return provider == "gemini"
-
+    gemini = capabilities_for("gemini", "gemini-3-pro-preview")
     children = [_spawn("src", size), _spawn("dst", size)]
     (_, src_info), (_, dst_info) = children
     try:
@@ -100,7 +91,7 @@ async def rehost_benchmark(size: int) -> tuple[float, float]:
             _reset_peak()
             before = _rss_kb("VmRSS")
             start = time.perf_counter()
-            out = await rehoster.rehost(conversation, GeminiVideo())
+            out = await rehoster.rehost(conversation, gemini)
             elapsed = time.perf_counter() - start
             peak = _rss_kb("VmHWM")
             source = out[0].parts[1].source  # type: ignore[union-attr]
@@ -118,11 +109,36 @@ async def rehost_benchmark(size: int) -> tuple[float, float]:
 # --- (1) agent-loop overhead ------------------------------------------------------------------
 
 
-async def plait_turns(turns: int) -> float:
-    """Microseconds per turn of plait's agent loop with an instant scripted model."""
-    from plait_agent_bench import plait_turn_us  # type: ignore[import-not-found]
+PER_RUN = 10  # model turns per run: nine with one tool call each, then the answer
 
-    return float(await plait_turn_us(turns))
+
+async def plait_turns(turns: int) -> float:
+    """Microseconds per model turn of plait's agent loop with an instant in-process model."""
+    from plait import Agent, ModelReply, ModelRequest, Text, ToolCall, Usage, tool
+    from plait.testing import ScriptedModel
+
+    def reply(request: ModelRequest) -> ModelReply:
+        done = sum(1 for m in request.messages if m.role == "tool")
+        if done < PER_RUN - 1:
+            return ModelReply([ToolCall(f"call_{done}", "add", f'{{"a": {done}, "b": 1}}')],
+                              Usage(10, 5), "tool_calls")
+        return ModelReply([Text("done")], Usage(10, 2), "stop")
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    model = ScriptedModel(reply)
+    agent = Agent("scripted:bench", tools=[add], connect=lambda _: model, stream=False,
+                  max_turns=PER_RUN + 1)
+    runs = max(1, turns // PER_RUN)
+    result = await agent.run("go")  # warm up
+    assert result.turns == PER_RUN and result.output == "done", result
+    start = time.perf_counter()
+    for _ in range(runs):
+        await agent.run("go")
+    return (time.perf_counter() - start) / (runs * PER_RUN) * 1e6
 
 
 def pydantic_ai_turns(turns: int) -> float:
@@ -131,12 +147,10 @@ def pydantic_ai_turns(turns: int) -> float:
     from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    per_run = 10
-
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         calls = sum(1 for m in messages for p in getattr(m, "parts", ())
                     if type(p).__name__ == "ToolReturnPart")
-        if calls < per_run - 1:
+        if calls < PER_RUN - 1:
             return ModelResponse(parts=[ToolCallPart("add", {"a": calls, "b": 1})])
         return ModelResponse(parts=[TextPart("done")])
 
@@ -146,12 +160,12 @@ def pydantic_ai_turns(turns: int) -> float:
     def add(a: int, b: int) -> int:
         return a + b
 
-    runs = max(1, turns // per_run)
+    runs = max(1, turns // PER_RUN)
     agent.run_sync("go")  # warm up
     start = time.perf_counter()
     for _ in range(runs):
         agent.run_sync("go")
-    return (time.perf_counter() - start) / (runs * per_run) * 1e6
+    return (time.perf_counter() - start) / (runs * PER_RUN) * 1e6
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -166,16 +180,14 @@ def main(argv: list[str] | None = None) -> None:
     turns = 300 if args.quick else 2000
 
     result: dict[str, float | None] = {}
-    try:
-        plait_us: float | None = anyio.run(plait_turns, turns)
-    except ImportError:
-        plait_us = None
+    plait_us = anyio.run(plait_turns, turns)
     pai_us = pydantic_ai_turns(turns)
-    print(f"agent turn: plait {plait_us} us, pydantic-ai {pai_us:.1f} us")
+    print(f"agent turn (one tool call per turn, in-process model): plait {plait_us:.1f} us, "
+          f"pydantic-ai {pai_us:.1f} us ({pai_us / plait_us:.1f}x)")
     mb_s, growth = anyio.run(rehost_benchmark, size)
     print(f"rehost {size // MB} MiB openai→gemini: {mb_s:.0f} MB/s, peak RSS growth "
           f"{growth:.1f} MiB")
-    result.update(plait_turn_us=plait_us, pydantic_ai_turn_us=round(pai_us, 1),
+    result.update(plait_turn_us=round(plait_us, 1), pydantic_ai_turn_us=round(pai_us, 1),
                   rehost_mb_s=round(mb_s, 1), rehost_rss_growth_mb=round(growth, 1))
     sys.stdout.write(json.dumps(result) + "\n")
 

@@ -82,6 +82,11 @@ class MediaFacts(Protocol):
         """Inline limit per item, by kind (raw bytes)."""
         ...
 
+    @property
+    def max_request_bytes(self) -> int | None:
+        """The whole request's limit: the inline ceiling where no per-kind limit is given."""
+        ...
+
     def accepts(self, kind: ContentKind) -> bool:
         """Whether the destination takes the kind at all."""
         ...
@@ -273,7 +278,7 @@ class Rehoster:
             source = await home.resolve(handle, for_provider=dest)
         origin = _origin_name(source, home)
         handle_id = handle.id if handle else None
-        limit = facts.max_item_bytes.get(kind, DEFAULT_INLINE_LIMIT)
+        limit = inline_limit(facts, kind)
 
         def move(action: str, detail: str = "") -> MediaMove:
             return MediaMove(dest, str(kind), action, handle_id, origin, detail)
@@ -377,6 +382,20 @@ class Rehoster:
             if over:
                 return None
         return bytes(buf)
+
+
+def inline_limit(facts: MediaFacts, kind: ContentKind) -> int:
+    """The most bytes of ``kind`` the destination takes inline in one item.
+
+    The per-kind limit, else the request limit less room for base64 (4/3) and the rest of the
+    request, else ``DEFAULT_INLINE_LIMIT``.
+    """
+    limit = facts.max_item_bytes.get(kind)
+    if limit is not None:
+        return limit
+    if facts.max_request_bytes is not None:
+        return facts.max_request_bytes * 3 // 4 - 64 * 1024
+    return DEFAULT_INLINE_LIMIT
 
 
 async def rehost_messages(messages: list[Message], facts: MediaFacts, *,

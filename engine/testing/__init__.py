@@ -19,6 +19,7 @@ from ._emulator import slow as slow
 from ._fal_emu import FalStorageEmulator as FalStorageEmulator
 from ._gemini_files_emu import GeminiFilesEmulator as GeminiFilesEmulator
 from ._openai_files_emu import OpenAIFilesEmulator as OpenAIFilesEmulator
+from ._scripted_model import ScriptedModel as ScriptedModel
 from ._server import LoopbackServer as LoopbackServer
 from ._server import Request as Request
 from ._server import Response as Response
@@ -40,6 +41,7 @@ __all__ = [
     "Received",
     "Request",
     "Response",
+    "ScriptedModel",
     "ScriptedReply",
     "rate_limited",
     "server_error",

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from plait import (
 )
 from plait._progress import TransferProgress
 from plait._rehost import MediaMove, Rehoster
+from plait.providers import capabilities_for
 from plait.stores import AnthropicFilesStore, GeminiFilesStore, OpenAIFilesStore
 from plait.testing import (
     AnthropicFilesEmulator,
@@ -41,29 +41,11 @@ IMAGE, DOCUMENT, VIDEO = ContentKind.IMAGE, ContentKind.DOCUMENT, ContentKind.VI
 MB = 1024 * 1024
 
 
-@dataclasses.dataclass(frozen=True)
-class Facts:
-    """The few destination facts rehosting reads (the providers' Capabilities have them)."""
-
-    provider: str
-    kinds: frozenset[ContentKind] = frozenset({IMAGE, DOCUMENT})
-    url_kinds: frozenset[ContentKind] = frozenset()
-    max_item_bytes: Mapping[ContentKind, int] = dataclasses.field(default_factory=dict)
-    file_kinds: frozenset[ContentKind] = frozenset({IMAGE, DOCUMENT})
-    file_provider: str | None = None
-
-    def accepts(self, kind: ContentKind) -> bool:
-        return kind in self.kinds
-
-    def takes_file_id(self, kind: ContentKind, provider: str) -> bool:
-        return provider == (self.file_provider or self.provider) and kind in self.file_kinds
-
-
-ANTHROPIC = Facts("anthropic", file_provider="anthropic",
-                  max_item_bytes={IMAGE: 1 * MB, DOCUMENT: 24 * MB})
-GEMINI = Facts("gemini", file_provider="gemini", kinds=frozenset({IMAGE, DOCUMENT, VIDEO}),
-               file_kinds=frozenset({IMAGE, DOCUMENT, VIDEO}),
-               max_item_bytes={VIDEO: 1 * MB})
+ANTHROPIC = capabilities_for("anthropic", "claude-sonnet-4-5").with_(
+    max_item_bytes={IMAGE: 1 * MB, DOCUMENT: 24 * MB})
+NO_URLS = ANTHROPIC.with_(url_kinds=frozenset())
+GEMINI = capabilities_for("gemini", "gemini-3-pro-preview").with_(
+    max_item_bytes={VIDEO: 1 * MB}, url_kinds=frozenset())
 
 
 class Clock:
@@ -114,13 +96,13 @@ async def test_openai_file_is_streamed_into_anthropic_once(emus) -> None:  # typ
                         on_progress=progress.append)
     conversation = [Message("tool", [ToolResult("call_1", "frames",
                                                 [Image.from_handle(remote)])])]
-    out = await rehoster.rehost(conversation, ANTHROPIC, on_move=moves.append)
+    out = await rehoster.rehost(conversation, NO_URLS, on_move=moves.append)
     source = first_media(out).source
     assert isinstance(source, ProviderFileSource) and source.provider == "anthropic"
     assert an_emu.blob_bytes(source.file_id) == data
     assert moves[0].action == "uploaded" and moves[0].origin == "openai"
     assert progress[-1].finished and progress[-1].done == len(data)
-    again = await rehoster.rehost(conversation, ANTHROPIC)
+    again = await rehoster.rehost(conversation, NO_URLS)
     assert first_media(again).source == source
     assert an_emu.upload_count == 1
     downloads = [p for m, p, _ in oa_emu.requests if p.endswith("/content")]
@@ -134,7 +116,7 @@ async def test_small_foreign_file_is_inlined(emus) -> None:  # type: ignore[no-u
     data = os.urandom(50_000)
     handle = await openai.put(data, mime_type="image/webp")
     rehoster = Rehoster([openai], {"openai": openai, "anthropic": anthropic})
-    out = await rehoster.rehost([Message.user(Image.from_handle(handle))], ANTHROPIC)
+    out = await rehoster.rehost([Message.user(Image.from_handle(handle))], NO_URLS)
     source = first_media(out).source
     assert isinstance(source, InlineSource) and source.data == data
     assert source.mime_type == "image/webp"
@@ -171,7 +153,7 @@ async def test_local_30_mib_pdf_goes_to_anthropic_files(emus, tmp_path: Path) ->
     part = Document.from_path(path)
     rehoster = Rehoster([], {"anthropic": anthropic})
     moves: list[MediaMove] = []
-    out = await rehoster.rehost([Message.user("read this", part)], ANTHROPIC,
+    out = await rehoster.rehost([Message.user("read this", part)], NO_URLS,
                                 on_move=moves.append)
     source = out[0].parts[1].source  # type: ignore[union-attr]
     assert isinstance(source, ProviderFileSource) and source.provider == "anthropic"
@@ -181,7 +163,7 @@ async def test_local_30_mib_pdf_goes_to_anthropic_files(emus, tmp_path: Path) ->
     # A small local file stays a local path: the serializer inlines it from disk.
     small = tmp_path / "note.pdf"
     small.write_bytes(b"%PDF-1.4 tiny")
-    kept = await rehoster.rehost([Message.user(Document.from_path(small))], ANTHROPIC)
+    kept = await rehoster.rehost([Message.user(Document.from_path(small))], NO_URLS)
     assert isinstance(first_media(kept).source, LocalPathSource)
     for store in (openai, anthropic, gemini):
         await store.aclose()
@@ -192,7 +174,7 @@ async def test_too_big_without_a_file_store_is_rejected_before_any_request(
     rehoster = Rehoster([], {})
     with pytest.raises(ContentRejected) as info:
         await rehoster.rehost([Message.user(Image.from_bytes(b"x" * (2 * MB), "image/png"))],
-                              ANTHROPIC)
+                              NO_URLS)
     assert info.value.provider == "anthropic" and "inline" in (info.value.limit or "")
     assert emus[1].requests == []
 
@@ -207,17 +189,16 @@ async def test_urls_pass_through_fetch_inline_or_upload(emus) -> None:  # type: 
     with LoopbackServer(_media_app) as media:
         small = Image.from_url(f"{media.url}/a.png?size=1000", "image/png")
         big = Image.from_url(f"{media.url}/b.png?size={2 * MB}", "image/png")
-        fetches = Facts("anthropic", file_provider="anthropic", url_kinds=frozenset({IMAGE}),
-                        max_item_bytes={IMAGE: MB})
+        fetches = ANTHROPIC.with_(url_kinds=frozenset({IMAGE}), max_item_bytes={IMAGE: MB})
         kept = await Rehoster([], {}).rehost([Message.user(small)], fetches)
         assert first_media(kept).source == small.source
-        inlined = await Rehoster([], {}).rehost([Message.user(small)], ANTHROPIC)
+        inlined = await Rehoster([], {}).rehost([Message.user(small)], NO_URLS)
         source = first_media(inlined).source
         assert isinstance(source, InlineSource) and source.data == b"m" * 1000
         with pytest.raises(ContentRejected):
-            await Rehoster([], {}).rehost([Message.user(big)], ANTHROPIC)
+            await Rehoster([], {}).rehost([Message.user(big)], NO_URLS)
         uploaded = await Rehoster([], {"anthropic": anthropic}).rehost(
-            [Message.user(big)], ANTHROPIC)
+            [Message.user(big)], NO_URLS)
         source = first_media(uploaded).source
         assert isinstance(source, ProviderFileSource)
         assert emus[1].blob_bytes(source.file_id) == b"m" * (2 * MB)
@@ -228,7 +209,7 @@ async def test_urls_pass_through_fetch_inline_or_upload(emus) -> None:  # type: 
 async def test_kinds_the_destination_cannot_take_are_left_for_the_serializer() -> None:
     video = Video.from_url("https://example.invalid/v.mp4", "video/mp4")
     moves: list[MediaMove] = []
-    out = await Rehoster([], {}).rehost([Message.user(video)], ANTHROPIC, on_move=moves.append)
+    out = await Rehoster([], {}).rehost([Message.user(video)], NO_URLS, on_move=moves.append)
     assert first_media(out) is video
     assert moves[0].action == "skipped"
 
@@ -236,14 +217,14 @@ async def test_kinds_the_destination_cannot_take_are_left_for_the_serializer() -
 async def test_unknown_handle_is_content_not_found() -> None:
     ghost = ContentHandle("h_" + "a" * 26, ContentKind.IMAGE, "image/png", 10)
     with pytest.raises(ContentNotFound):
-        await Rehoster([], {}).rehost([Message.user(Image.from_handle(ghost))], ANTHROPIC)
+        await Rehoster([], {}).rehost([Message.user(Image.from_handle(ghost))], NO_URLS)
 
 
 async def test_foreign_file_without_its_store_is_rejected() -> None:
     part = Image(source=ProviderFileSource("openai", "file-abc", "image/png"))
     with pytest.raises(ContentRejected, match="no openai file store"):
-        await Rehoster([], {}).rehost([Message.user(part)], ANTHROPIC)
+        await Rehoster([], {}).rehost([Message.user(part)], NO_URLS)
     own = Image(source=ProviderFileSource("anthropic", "file_011x", "image/png"))
-    out = await Rehoster([], {}).rehost([Message.user(own)], ANTHROPIC)
+    out = await Rehoster([], {}).rehost([Message.user(own)], NO_URLS)
     assert first_media(out) is own
     assert isinstance(UrlSource("x"), UrlSource)
