@@ -40,6 +40,8 @@ class Agent:
     inline or lives at another provider. ``connect`` turns ``"provider:model"`` into a provider
     (default ``plait.providers.connect``; pass one to set base URLs or keys). ``prices`` (US
     dollars per million input/output tokens by model) makes ``AgentResult.cost`` known.
+    ``upload_over`` (bytes) sends bigger media through the file store even when inlining is
+    allowed (a video resent every turn is cheaper as a file id).
     """
 
     def __init__(self, model: str, *, tools: Iterable[Tool] = (),
@@ -48,10 +50,12 @@ class Agent:
                  connect: Callable[[str], Any] | None = None,
                  tool_timeout: float | None = 60.0, max_parallel_tools: int = 8,
                  options: GenerationOptions | None = None, prices: Prices | None = None,
-                 stream: bool = True, workflow: type[AgentWorkflow] = AgentWorkflow,
+                 stream: bool = True, upload_over: int | None = None,
+                 workflow: type[AgentWorkflow] = AgentWorkflow,
                  **workflow_options: Any) -> None:
         self.store = store
-        rehoster = Rehoster([store] if store is not None else [], dict(file_stores or {}))
+        rehoster = Rehoster([store] if store is not None else [], dict(file_stores or {}),
+                            upload_over=upload_over)
         self.workflow = workflow(
             model=model, tools=tools, system=system, max_turns=max_turns,
             tool_timeout=tool_timeout, max_parallel_tools=max_parallel_tools, options=options,

@@ -148,7 +148,8 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
             state.model = ev.model or state.model or self.model
             for message in ev.history:
                 _expose(message.parts, ctx)
-            prompt = [await _store_part(part, ctx) for part in ev.prompt]
+            prompt = [await _store_part(Text(part) if isinstance(part, str) else part, ctx)
+                      for part in ev.prompt]
             state.messages = [*ev.history, Message("user", list(prompt))]
         else:
             state.messages.append(Message("tool", list(ev.results)))
@@ -163,6 +164,7 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
     @step
     async def rehost(self, ev: Prepared, ctx: Context[AgentState]) -> Rehosted:
         """Make every media part reachable by this turn's provider (see ``plait._rehost``)."""
+        ctx.write_to_stream(TurnStarted(turn=ev.turn, model=ev.model))
         provider = self.provider(ev.model)
         facts = provider.capabilities_for(provider.model)
 
@@ -193,7 +195,6 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
         from plait.providers import Accumulator
 
         provider = self.provider(ev.model)
-        ctx.write_to_stream(TurnStarted(turn=ev.turn, model=ev.model))
         if ev.request.stream:
             acc = Accumulator(provider.name)
             async for delta in provider.stream(ev.request):

@@ -136,6 +136,7 @@ class MediaMove(msgspec.Struct, frozen=True):
     handle_id: str | None = None
     origin: str = ""
     detail: str = ""
+    in_tool_result: bool = False
 
 
 MediaMoveCallback: TypeAlias = Callable[[MediaMove], None]
@@ -153,12 +154,15 @@ class Rehoster:
 
     ``stores`` are where handles live (the run's store first, then provider file stores);
     ``file_stores`` maps a provider name to its file store (destinations and origins of
-    provider file ids). ``concurrency`` bounds parallel transfers.
+    provider file ids). ``upload_over`` (bytes) sends items larger than that through the
+    destination's file store even when they could be inlined: a video resent every turn is
+    cheaper as a file id. ``concurrency`` bounds parallel transfers.
     """
 
     stores: Sequence[ContentStore] = ()
     file_stores: Mapping[str, FileStore] = field(default_factory=dict)
     on_progress: ProgressCallback | None = None
+    upload_over: int | None = None
     concurrency: int = 4
     _cache: dict[tuple[str, str], _Entry] = field(default_factory=dict)
     _homes: dict[str, ContentStore] = field(default_factory=dict)
@@ -202,18 +206,20 @@ class Rehoster:
             inline and no file store wired, or a kind it cannot take by file or inline).
         :raises ContentNotFound: a handle names content no configured store holds.
         """
-        parts = [p for p in _media(messages)]
-        if not parts:
+        found = list(_media(messages))
+        if not found:
             return messages
         done: dict[int, MediaPart] = {}
         limiter = anyio.CapacityLimiter(self.concurrency)
 
-        async def one(part: MediaPart) -> None:
+        async def one(item: tuple[MediaPart, bool]) -> None:
+            part, in_result = item
             async with limiter:
-                done[id(part)] = await self.rehost_part(part, facts, on_move=on_move,
-                                                        on_progress=on_progress)
+                done[id(part)] = await self.rehost_part(
+                    part, facts, on_move=on_move, on_progress=on_progress,
+                    in_tool_result=in_result)
 
-        unique = list({id(p): p for p in parts}.values())
+        unique = list({id(p): (p, r) for p, r in found}.values())
         if len(unique) == 1:
             await one(unique[0])
         else:
@@ -227,7 +233,8 @@ class Rehoster:
 
     async def rehost_part(self, part: MediaPart, facts: MediaFacts, *,
                           on_move: MediaMoveCallback | None = None,
-                          on_progress: ProgressCallback | None = None) -> MediaPart:
+                          on_progress: ProgressCallback | None = None,
+                          in_tool_result: bool = False) -> MediaPart:
         """One part with a source the destination can reach (see the module docstring).
 
         :raises ContentRejected: no way to reach the destination.
@@ -235,8 +242,9 @@ class Rehoster:
         kind = part.handle.kind if part.handle is not None else part.kind
         if not facts.accepts(kind):
             move = MediaMove(facts.provider, str(kind), "skipped",
-                        part.handle.id if part.handle else None,
-                        detail=f"{facts.provider} takes no {kind}")
+                             part.handle.id if part.handle else None,
+                             detail=f"{facts.provider} takes no {kind}",
+                             in_tool_result=in_tool_result)
             if on_move:
                 on_move(move)
             return part
@@ -247,7 +255,7 @@ class Rehoster:
                 entry = await self._route(part, kind, facts, on_progress or self.on_progress)
                 self._cache[key] = entry
         if on_move:
-            on_move(entry.move)
+            on_move(msgspec.structs.replace(entry.move, in_tool_result=in_tool_result))
         if entry.source is part.source:
             return part
         return msgspec.structs.replace(part, source=entry.source)
@@ -322,7 +330,10 @@ class Rehoster:
 
         # Inline bytes or a local path: keep them when small enough, else upload.
         size = _local_size(source)
-        if size is not None and size <= limit:
+        prefer_file = (self.upload_over is not None and size is not None
+                       and size > self.upload_over and target is not None
+                       and facts.takes_file_id(kind, files))
+        if size is not None and size <= limit and not prefer_file:
             action = "inline"
             return _Entry(source, move(action, f"{size} bytes"))
         if target is None or not facts.takes_file_id(kind, files):
@@ -336,7 +347,7 @@ class Rehoster:
             body: Body = source.data if isinstance(source, InlineSource) else source.path
             handle = handle or _synthetic(part, kind, part.media_type or source.mime_type)
             uploaded = await target.upload_for(handle, body, on_progress=progress)
-        return _Entry(uploaded, move("uploaded", f"{size} bytes"))
+        return _Entry(uploaded, move("uploaded", _uploaded(uploaded, size)))
 
     async def _upload(self, target: FileStore | None, facts: MediaFacts, kind: ContentKind,
                       handle: ContentHandle, origin: ContentStore,
@@ -350,7 +361,7 @@ class Rehoster:
                 "to upload them to", provider=dest, part=handle.id,
                 limit=f"{limit} bytes inline")
         uploaded = await target.copy_from(origin, handle, on_progress=progress)
-        return _Entry(uploaded, move("uploaded", f"{size} bytes"))
+        return _Entry(uploaded, move("uploaded", _uploaded(uploaded, size)))
 
     def _store_for(self, source: ProviderFileSource) -> ContentStore | None:
         store = self.file_stores.get(source.provider)
@@ -413,13 +424,14 @@ async def rehost_messages(messages: list[Message], facts: MediaFacts, *,
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _media(messages: list[Message]) -> Iterable[MediaPart]:
+def _media(messages: list[Message]) -> Iterable[tuple[MediaPart, bool]]:
+    """Every media part, with whether it sits inside a tool result."""
     for message in messages:
         for part in message.parts:
             if isinstance(part, MediaPart):
-                yield part
+                yield part, False
             elif isinstance(part, ToolResult):
-                yield from (p for p in part.output if isinstance(p, MediaPart))
+                yield from ((p, True) for p in part.output if isinstance(p, MediaPart))
 
 
 def _replace(messages: list[Message], done: dict[int, MediaPart]) -> list[Message]:
@@ -440,6 +452,10 @@ def _replace(messages: list[Message], done: dict[int, MediaPart]) -> list[Messag
             parts.append(new)
         out.append(msgspec.structs.replace(message, parts=parts) if changed else message)
     return out
+
+
+def _uploaded(source: ProviderFileSource, size: int | None) -> str:
+    return f"{source.file_id}, {size} bytes" if size is not None else source.file_id
 
 
 def _identity(part: MediaPart) -> str:
