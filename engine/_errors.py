@@ -31,6 +31,7 @@ __all__ = [
     "UnknownHandle",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
+    "WorkflowStalled",
     "WorkflowTimeout",
 ]
 
@@ -78,6 +79,10 @@ class WorkflowTimeout(PlaitError, TimeoutError):
 
 class WorkflowCancelled(PlaitError):
     """The run was cancelled by its caller before it finished."""
+
+
+class WorkflowStalled(PlaitError, RuntimeError):
+    """Nothing is running or pending, yet no step emitted a stop event (the run cannot end)."""
 
 
 class CheckpointError(PlaitError):

@@ -7,6 +7,7 @@ from ._fal import FalStore as FalStore
 from ._gemini_files import GeminiFilesStore as GeminiFilesStore
 from ._openai_files import OpenAIFilesStore as OpenAIFilesStore
 from ._provider_files import ProviderFileStore as ProviderFileStore
+from .sqlite_checkpoints import SQLiteCheckpointStore as SQLiteCheckpointStore
 
 __all__ = [
     "AnthropicFilesStore",
@@ -14,4 +15,5 @@ __all__ = [
     "GeminiFilesStore",
     "OpenAIFilesStore",
     "ProviderFileStore",
+    "SQLiteCheckpointStore",
 ]
