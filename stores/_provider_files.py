@@ -21,7 +21,7 @@ from typing import Self
 import anyio
 import httpx
 
-from plait._aio import pumped
+from plait._aio import closing, pumped
 from plait._content import (
     ContentHandle,
     ContentKind,
@@ -352,8 +352,9 @@ class ProviderFileStore(ContentStore, abc.ABC):
                 f"{self.provider} cannot return file bytes and no origin was kept for "
                 f"{record.handle.id!r} (pass keep= to keep a copy)"
             )
-        async for chunk in chunks:
-            yield chunk
+        async with closing(chunks) as source:
+            async for chunk in source:
+                yield chunk
 
 
 def _kind(kind: ContentKind | str | None, mime_type: str) -> ContentKind:
