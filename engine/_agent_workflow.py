@@ -3,7 +3,7 @@
 prepare → rehost → serialize → call_model → resolve → dispatch_tools → prepare … until the
 model answers without tool calls (``StopEvent`` carrying an ``AgentResult``) or ``max_turns``
 model calls were made. Subclass it to add a step (an approval before ``dispatch_tools``, see
-``examples/approval.py``) or replace one; the events between the steps are public.
+``examples/agent_approval.py``) or replace one; the events between the steps are public.
 
 Configuration that is not run state (tools, the provider connections, file stores, the rehost
 cache) lives on the workflow instance; the conversation, the model in use, usage and cost live

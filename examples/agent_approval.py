@@ -5,7 +5,7 @@ caller the calls (an ``InputRequired`` event on the stream) and waits for an ``A
 without re-running anything. Refused calls go back to the model as tool errors, so it can
 change course; approved ones run as usual.
 
-    python examples/approval.py        # runs against a local emulator, no key needed
+    python examples/agent_approval.py       # runs against a local emulator, no key needed
 """
 
 from __future__ import annotations

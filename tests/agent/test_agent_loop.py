@@ -1,5 +1,5 @@
 """The agent loop's behaviour: tool errors and timeouts fed back, 429 then success, a human
-approval step (examples/approval.py), cancellation mid-upload, provider switching."""
+approval step (examples/agent_approval.py), cancellation mid-upload, provider switching."""
 
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ async def test_persistent_429_fails_the_run_with_a_typed_cause() -> None:
 
 def _load_example() -> Any:
     spec = importlib.util.spec_from_file_location("approval_example",
-                                                  ROOT / "examples" / "approval.py")
+                                                  ROOT / "examples" / "agent_approval.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["approval_example"] = module
