@@ -102,10 +102,10 @@ class Agent:
         await self.aclose()
 
 
-def _parts(prompt: Prompt) -> list[ContentPart]:
+def _parts(prompt: Prompt) -> list[str | ContentPart]:
     items: Sequence[Any] = [prompt] if isinstance(prompt, str | MediaPart | Text
                                                    | ContentHandle) else prompt
-    out: list[ContentPart] = []
+    out: list[str | ContentPart] = []
     for item in items:
         if isinstance(item, str):
             out.append(Text(item))

@@ -117,10 +117,7 @@ async def wire_request(conversation: bytes, provider: str, *, full: bool = False
                                system=data.get("system"))
         request, body = await client.prepare(request, stream=False)
         path, params = client.endpoint(request)
-        if isinstance(body, bytes):
-            text = body
-        else:
-            text = b"".join([chunk async for chunk in body])
+        text = body if isinstance(body, bytes) else b"".join([chunk async for chunk in body])
     finally:
         await client.aclose()
     wire = json.loads(text)

@@ -42,7 +42,7 @@ from ._context import Context
 from ._events import Event, StartEvent, StopEvent
 from ._inputs import VideoInput
 from ._messages import Usage
-from ._parts import Image, Video
+from ._parts import ContentPart, Image, MediaPart, Video
 from ._rehost import MediaMove
 from ._step import step
 from ._tools import tool
@@ -137,20 +137,23 @@ class VideoPipeline(Workflow[VideoTask, AgentResult]):
     @step
     async def watch(self, ev: VideoTask, ctx: Context[Any]) -> Watched:
         """Gemini watches the video and names the key moments."""
-        prompt = [f"{ev.question} List the key moments as seconds.", Video.from_handle(ev.video)]
+        prompt: list[str | ContentPart] = [f"{ev.question} List the key moments as seconds.",
+                                           Video.from_handle(ev.video)]
         return Watched(task=ev, notes=await self._ask("watch", ctx, AgentInput(prompt=prompt)))
 
     @step
     async def look(self, ev: Watched, ctx: Context[Any]) -> Looked:
         """Claude pulls the key frames with a tool and describes them."""
-        prompt = [f"Notes on video {ev.task.video.id}: {ev.notes.output}\n"
-                  "Get the frames at those moments with key_frames and describe them."]
+        prompt: list[str | ContentPart] = [
+            f"Notes on video {ev.task.video.id}: {ev.notes.output}\n"
+            "Get the frames at those moments with key_frames and describe them."]
         return Looked(task=ev.task, notes=await self._ask("look", ctx, AgentInput(prompt=prompt)))
 
     @step
     async def write(self, ev: Looked, ctx: Context[Any]) -> StopEvent:
         """GPT reads Claude's conversation (frames included) and answers the question."""
-        prompt = [f"Answer the original question in two sentences: {ev.task.question}"]
+        prompt: list[str | ContentPart] = [
+            f"Answer the original question in two sentences: {ev.task.question}"]
         answer = await self._ask("write", ctx, AgentInput(prompt=prompt,
                                                           history=ev.notes.messages))
         return StopEvent(result=answer)
@@ -298,7 +301,8 @@ class _Printer:
             self.emit(f"  tool call {ev.call.name}({ev.call.arguments})")
         elif isinstance(ev, ToolCallFinished):
             parts = ev.result.output
-            handles = [p.handle.id for p in parts if getattr(p, "handle", None) is not None]
+            handles = [p.handle.id for p in parts
+                       if isinstance(p, MediaPart) and p.handle is not None]
             what = f"{len(handles)} images → {', '.join(handles)}" if handles else \
                 "".join(getattr(p, "text", "") for p in parts)[:80]
             status = "error" if ev.result.is_error else "ok"

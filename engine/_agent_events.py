@@ -37,13 +37,14 @@ __all__ = [
 
 
 class AgentInput(StartEvent):
-    """A run's input: the new user parts, earlier conversation, and an optional model switch.
+    """A run's input: the new user parts (strings are text), earlier conversation, and an
+    optional model switch.
 
     ``history`` may come from another agent on another provider: its handles stay valid as long
     as the content is in a store this agent can read.
     """
 
-    prompt: list[ContentPart] = msgspec.field(default_factory=list)
+    prompt: list[str | ContentPart] = msgspec.field(default_factory=list)
     history: list[Message] = msgspec.field(default_factory=list)
     model: str | None = None
 

@@ -20,7 +20,6 @@ from .._messages import (
     ModelReply,
     ModelRequest,
     StreamDelta,
-    Text,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -29,6 +28,7 @@ from .._messages import (
     Usage,
     UsageDelta,
 )
+from .._parts import Text
 
 __all__ = ["ScriptedModel"]
 
