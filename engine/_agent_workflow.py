@@ -117,6 +117,10 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
                 from plait.providers import connect
 
                 found = connect(model)
+            if getattr(found, "uploader", False) is None:
+                # Requests too big as a whole upload their largest items instead of failing.
+                caps = found.capabilities_for(found.model)
+                found.uploader = self.rehoster.uploader_for(caps)
             self._providers[model] = found
         return found
 

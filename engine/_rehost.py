@@ -363,6 +363,18 @@ class Rehoster:
         uploaded = await target.copy_from(origin, handle, on_progress=progress)
         return _Entry(uploaded, move("uploaded", _uploaded(uploaded, size)))
 
+    def uploader_for(self, facts: MediaFacts) -> _Uploader | None:
+        """A preflight uploader for the destination's file store (``None`` when none is wired).
+
+        Preflight uses it when a request is too big as a whole although each item fits: it
+        uploads the largest inline items instead of refusing the request.
+        """
+        files = facts.file_provider
+        target = self.file_stores.get(files) if files else None
+        if target is None or files is None:
+            return None
+        return _Uploader(self, target, facts, files)
+
     def _store_for(self, source: ProviderFileSource) -> ContentStore | None:
         store = self.file_stores.get(source.provider)
         return store if isinstance(store, ContentStore) else None
@@ -407,6 +419,43 @@ def inline_limit(facts: MediaFacts, kind: ContentKind) -> int:
     if facts.max_request_bytes is not None:
         return facts.max_request_bytes * 3 // 4 - 64 * 1024
     return DEFAULT_INLINE_LIMIT
+
+
+@dataclass
+class _Uploader:
+    """``plait.providers.Uploader`` over a destination file store."""
+
+    rehoster: Rehoster
+    target: FileStore
+    facts: MediaFacts
+    files: str
+
+    def accepts(self, part: MediaPart) -> bool:
+        """Whether the destination reads this kind by file id."""
+        kind = part.handle.kind if part.handle is not None else part.kind
+        return self.facts.takes_file_id(kind, self.files)
+
+    async def upload(self, part: MediaPart) -> MediaSource:
+        """Upload the part's bytes (from its handle's store, else its inline bytes or path).
+
+        :raises ContentRejected: the part has no bytes to upload.
+        """
+        if part.handle is not None:
+            try:
+                home, handle = await self.rehoster.home_of(part.handle)
+            except ContentNotFound:
+                pass
+            else:
+                return await self.target.copy_from(home, handle,
+                                                   on_progress=self.rehoster.on_progress)
+        source = part.source
+        if not isinstance(source, InlineSource | LocalPathSource):
+            raise ContentRejected("only inline or local content can be uploaded here",
+                                  provider=self.facts.provider)
+        kind = part.handle.kind if part.handle is not None else part.kind
+        handle = part.handle or _synthetic(part, kind, part.media_type or source.mime_type)
+        body: Body = source.data if isinstance(source, InlineSource) else source.path
+        return await self.target.upload_for(handle, body, on_progress=self.rehoster.on_progress)
 
 
 async def rehost_messages(messages: list[Message], facts: MediaFacts, *,

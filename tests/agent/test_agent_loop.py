@@ -260,3 +260,30 @@ async def test_content_store_is_reused_for_prompt_media() -> None:
     assert isinstance(part.handle, ContentHandle)  # type: ignore[union-attr]
     assert await store.fetch_bytes(part.handle) == FRAME  # type: ignore[union-attr]
     assert isinstance(store, ContentStore)
+
+
+async def test_request_too_big_overall_uploads_its_largest_item() -> None:
+    from plait import Image
+    from plait.stores import AnthropicFilesStore
+    from plait.testing import AnthropicFilesEmulator
+
+    emulator = AnthropicEmulator(api_key=KEY)
+    emulator.script_reply(ScriptedReply("two images"))
+    probe = connect("anthropic:claude-sonnet-4-5", api_key=KEY)
+    tight = probe.capabilities.with_(max_request_bytes=120_000)
+    await probe.aclose()
+    big, small = os.urandom(90_000), os.urandom(20_000)
+    with AnthropicFilesEmulator(api_key=KEY) as files, LoopbackServer(emulator) as server:
+        file_store = AnthropicFilesStore(api_key=KEY, base_url=files.url)
+        agent = Agent("anthropic:claude-sonnet-4-5", store=MemoryStore(),
+                      file_stores={"anthropic": file_store},
+                      connect=connector(server.url, capabilities=tight))
+        result = await agent.run(["compare", Image.from_bytes(big, "image/png"),
+                                  Image.from_bytes(small, "image/png")])
+        await agent.aclose()
+        await file_store.aclose()
+        assert result.output == "two images"
+        blocks = emulator.received[-1].json()["messages"][0]["content"]
+        sources = [b["source"] for b in blocks if b["type"] == "image"]
+        assert sources[0]["type"] == "file" and sources[1]["type"] == "base64"
+        assert files.blob_bytes(sources[0]["file_id"]) == big
