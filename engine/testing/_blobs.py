@@ -243,6 +243,24 @@ class FileEmulator:
         form.size = writer.written
         return form
 
+    def receive_raw(self, request: Request, file_id: str, *, append: bool = False) -> BlobWriter:
+        """Write a raw request body to a blob; returns the (closed) writer for its counts.
+
+        :raises InjectedFailure: ``fail_upload_at`` was crossed (the body is drained; what
+            arrived before the failure stays, as a resumable upload keeps it).
+        """
+        writer = self.blob_writer(file_id, append=append)
+        body = request.iter_body(_READ)
+        try:
+            for chunk in body:
+                writer.write(chunk)
+        except InjectedFailure:
+            drain(body)
+            raise
+        finally:
+            writer.close()
+        return writer
+
     def blob_chunks(self, file_id: str) -> Iterator[bytes]:
         """A file's bytes, streamed from disk."""
         with open(self.blob_path(file_id), "rb") as fh:

@@ -9,7 +9,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from ._blobs import FileEmulator, InjectedFailure, drain
+from ._blobs import FileEmulator, InjectedFailure
 from ._server import Request, Response
 
 __all__ = ["FalStorageEmulator"]
@@ -57,17 +57,11 @@ class FalStorageEmulator(FileEmulator):
             return _error(401, "Invalid or expired storage token")
         file_id = self.new_id("")
         name = re.sub(r"[^\w.-]", "_", request.header("x-fal-file-name") or "file")
-        writer = self.blob_writer(file_id)
-        body = request.iter_body(1 << 20)
         try:
-            for chunk in body:
-                writer.write(chunk)
+            writer = self.receive_raw(request, file_id)
         except InjectedFailure:
-            drain(body)
             self.remove_blob(file_id)
             return _error(self.fail_status, "Upload failed")
-        finally:
-            writer.close()
         url = f"http://{request.header('host')}/files/{file_id}/{name}"
         with self._lock:
             self.files[file_id] = {"access_url": url, "size": writer.written,

@@ -4,13 +4,14 @@ offsets, ``upload, finalize``, ``query``), ``PROCESSING`` → ``ACTIVE`` polling
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ._blobs import FileEmulator, InjectedFailure, drain
+from ._blobs import FileEmulator, InjectedFailure
 from ._server import Request, Response
 
 __all__ = ["GeminiFilesEmulator"]
@@ -135,17 +136,12 @@ class GeminiFilesEmulator(FileEmulator):
         if offset != session.received:
             return _error(400, "INVALID_ARGUMENT",
                           f"offset {offset} does not match {session.received} bytes received")
-        writer = self.blob_writer(session.file_id, append=True)
-        body = request.iter_body(1 << 20)
         try:
-            for chunk in body:
-                writer.write(chunk)
+            self.receive_raw(request, session.file_id, append=True)
         except InjectedFailure:
-            drain(body)
             return _error(self.fail_status, "UNAVAILABLE", "upload interrupted")
         finally:
-            writer.close()
-            session.received = writer.offset
+            session.received = os.path.getsize(self.blob_path(session.file_id))
         if "finalize" not in command:
             return Response(200, b"", headers={"x-goog-upload-status": "active"})
         if session.declared is not None and session.declared != session.received:
