@@ -24,9 +24,11 @@ from plait.providers import RetryPolicy, connect
 from plait.stores import MemoryStore
 from plait.testing import (
     AnthropicEmulator,
+    BedrockEmulator,
     Emulator,
     GeminiEmulator,
     LoopbackServer,
+    OllamaEmulator,
     OpenAIChatEmulator,
     OpenAIResponsesEmulator,
     ScriptedReply,
@@ -82,8 +84,35 @@ def _chat(body: Any) -> bytes:
     return base64.b64decode(image["image_url"]["url"].split(",", 1)[1])
 
 
+def _bedrock(body: Any) -> bytes:
+    content = body["messages"][-1]["content"][0]["toolResult"]["content"]
+    image = next(c["image"] for c in content if "image" in c)
+    return base64.b64decode(image["source"]["bytes"])
+
+
+def _ollama(body: Any) -> bytes:
+    # Ollama: the tool message carries text; the image rides on a following user message.
+    assert body["messages"][-2]["role"] == "tool"
+    return base64.b64decode(body["messages"][-1]["images"][0])
+
+
+def _mistral(body: Any) -> bytes:
+    # Mistral: tool message, the dummy assistant turn it needs, then the user message.
+    roles = [m["role"] for m in body["messages"][-3:]]
+    assert roles == ["tool", "assistant", "user"], roles
+    image = next(p for p in body["messages"][-1]["content"] if p["type"] == "image_url")
+    url = image["image_url"] if isinstance(image["image_url"], str) else \
+        image["image_url"]["url"]
+    return base64.b64decode(url.split(",", 1)[1])
+
+
 # name -> (emulator factory, model, base-url suffix, where the image must be)
 CASES: dict[str, tuple[Callable[[], Emulator], str, str, Callable[[Any], bytes]]] = {
+    "bedrock": (lambda: BedrockEmulator(api_key=KEY),
+                "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", "", _bedrock),
+    "ollama": (OllamaEmulator, "ollama:llava", "", _ollama),
+    "mistral": (lambda: OpenAIChatEmulator(auth=("authorization", f"Bearer {KEY}")),
+                "mistral:pixtral-large-latest", "/v1", _mistral),
     "anthropic": (lambda: AnthropicEmulator(api_key=KEY), "anthropic:claude-sonnet-4-5", "",
                   _anthropic),
     "openai-responses": (lambda: OpenAIResponsesEmulator(api_key=KEY), "openai-responses:gpt-5",
@@ -116,7 +145,8 @@ async def test_tool_image_reaches_the_next_request(
     emulator.script_reply(ScriptedReply("", [("call_1", "key_frame", '{"second": 3}')],  # type: ignore[attr-defined]
                                         input_tokens=100, output_tokens=10))
     emulator.script_reply(ScriptedReply("A red frame.", input_tokens=150, output_tokens=5))  # type: ignore[attr-defined]
-    agent = Agent(model, tools=[key_frame], store=MemoryStore(),
+    # Mistral runs the non-streaming path (its emulator streams no usage chunk).
+    agent = Agent(model, tools=[key_frame], store=MemoryStore(), stream=name != "mistral",
                   connect=connector(server, suffix), prices={model: (2.0, 10.0)})
     events: list[Any] = []
     async with agent.start("What is at second 3?") as run:
