@@ -159,7 +159,9 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
             state.messages.append(Message("tool", list(ev.results)))
             if state.turn >= self.max_turns:
                 state.finish_reason = "max_turns"
-                return StopEvent(result=self._result(state, ""))
+                last = next((m.text for m in reversed(state.messages) if m.role == "assistant"),
+                            "")
+                return StopEvent(result=self._result(state, last))
         note = handle_directory_note(ctx.handles)
         system = "\n\n".join(s for s in (self.system, note) if s) or None
         return Prepared(turn=state.turn + 1, model=state.model, messages=state.messages,
@@ -238,6 +240,8 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
                 rejected.append(_error(call, f"Unknown tool {call.name!r}. Tools: {names}."))
                 continue
             try:
+                # A check only: dispatch resolves again, so events carry no live objects
+                # (they are checkpointed) and a subclass may rewrite the calls in between.
                 await resolve_arguments(tool, call.arguments, ctx)
             except (ToolError, ContentError) as exc:
                 rejected.append(_error(call, _argument_error_text(tool, exc, ctx)))
@@ -255,7 +259,8 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
     async def run_tools(self, ev: ToolCallsResolved, ctx: Context[Any]) -> ToolsDispatched:
         """What ``dispatch_tools`` does, callable from a subclass's replacement step."""
         results: dict[str, ToolResult] = {r.call_id: r for r in ev.rejected}
-        todo = [c for c in ev.calls if c.id in set(ev.runnable) and c.id not in results]
+        runnable = set(ev.runnable)
+        todo = [c for c in ev.calls if c.id in runnable and c.id not in results]
         limiter = anyio.CapacityLimiter(self.max_parallel_tools)
 
         async def one(call: ToolCall) -> None:

@@ -164,9 +164,10 @@ class Rehoster:
     on_progress: ProgressCallback | None = None
     upload_over: int | None = None
     concurrency: int = 4
-    _cache: dict[tuple[str, str], _Entry] = field(default_factory=dict)
-    _homes: dict[str, ContentStore] = field(default_factory=dict)
-    _locks: dict[tuple[str, str], anyio.Lock] = field(default_factory=dict)
+    _cache: dict[tuple[str, str], _Entry] = field(default_factory=dict, init=False, repr=False)
+    _homes: dict[str, ContentStore] = field(default_factory=dict, init=False, repr=False)
+    _locks: dict[tuple[str, str], anyio.Lock] = field(default_factory=dict, init=False,
+                                                      repr=False)
 
     # --- lookups ------------------------------------------------------------------------------
 

@@ -287,3 +287,22 @@ async def test_request_too_big_overall_uploads_its_largest_item() -> None:
         sources = [b["source"] for b in blocks if b["type"] == "image"]
         assert sources[0]["type"] == "file" and sources[1]["type"] == "base64"
         assert files.blob_bytes(sources[0]["file_id"]) == big
+
+
+async def test_max_turns_stops_the_loop_with_the_last_text() -> None:
+    from plait import ModelReply, Text, ToolCall, Usage
+    from plait.testing import ScriptedModel
+
+    def always_a_tool(request: Any) -> ModelReply:
+        n = len(request.messages)
+        return ModelReply([Text(f"step {n}"), ToolCall(f"c{n}", "key_frame", '{"second": 1}')],
+                          Usage(3, 2), "tool_calls")
+
+    model = ScriptedModel(always_a_tool)
+    agent = Agent("scripted:x", tools=[key_frame], store=MemoryStore(), max_turns=3,
+                  connect=lambda _: model)
+    result = await agent.run("loop forever")
+    assert result.finish_reason == "max_turns" and result.turns == 3
+    assert len(model.requests) == 3 and result.output == "step 5"
+    assert result.usage.input_tokens == 9
+    assert [m.role for m in result.messages].count("tool") == 3
