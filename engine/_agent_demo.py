@@ -254,6 +254,7 @@ class _Printer:
         self.model = ""
         self.calls = 0
         self.usage = Usage()
+        self.shown = 0
 
     def flush(self) -> None:
         if self.text:
@@ -292,8 +293,9 @@ class _Printer:
                       + (f" [{_detail(move.detail)}]" if move.detail else ""))
         elif isinstance(ev, TransferProgressed):
             p = ev.progress
-            if p.finished or p.done == 0:
-                pct = 100 if p.finished else 0
+            pct = 100 if p.finished else (p.done * 100 // p.total if p.total else 0)
+            if p.finished or p.done == 0 or self.shown + 25 <= pct < 100:
+                self.shown = 0 if p.finished else pct - pct % 25
                 bar = "#" * (pct // 10) + "." * (10 - pct // 10)
                 self.emit(f"  upload {p.provider} [{bar}] {pct:3d}% {_size(p.done)}")
         elif isinstance(ev, ToolCallStarted):
