@@ -2,4 +2,10 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .local import LocalFileStore as LocalFileStore
+from .memory import MemoryStore as MemoryStore
+
+__all__: list[str] = [
+    "LocalFileStore",
+    "MemoryStore",
+]

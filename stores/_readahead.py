@@ -1,0 +1,164 @@
+"""Chunked file reads for async code, with a reader thread that keeps a few chunks ahead.
+
+A worker-thread hop per chunk (``anyio.to_thread.run_sync(f.read, n)``) costs about as much as
+reading a megabyte from the page cache, so a plain async read loop runs at roughly half the speed
+of a synchronous one. Here one thread reads ahead into a small bounded queue: the event loop is
+only woken when the consumer is actually waiting, reads overlap with whatever the consumer does,
+and memory stays bounded by ``depth * chunk_size``. Works on asyncio and trio (through anyio).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+from typing import BinaryIO
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import anyio.to_thread
+
+__all__ = ["DEFAULT_CHUNK_SIZE", "FileChunks", "iter_file"]
+
+DEFAULT_CHUNK_SIZE = 1 << 20
+"""Bytes per chunk when streaming files: large enough to amortise a thread hop."""
+
+
+class _ReadAhead:
+    """State shared between the reader thread and the consuming task, guarded by ``_cond``."""
+
+    def __init__(self, file: BinaryIO, chunk_size: int, depth: int) -> None:
+        self._file = file
+        self._chunk_size = chunk_size
+        self._depth = depth
+        self._cond = threading.Condition()
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._done = False
+        self._closed = False
+        self._error: BaseException | None = None
+        self._waiter: anyio.Event | None = None
+        self._token = anyio.lowlevel.current_token()
+
+    def run(self) -> None:
+        """Reader thread body: read until EOF, an error, or the consumer closes."""
+        try:
+            while True:
+                with self._cond:
+                    while len(self._chunks) >= self._depth and not self._closed:
+                        self._cond.wait()
+                    if self._closed:
+                        return
+                data = self._file.read(self._chunk_size)
+                with self._cond:
+                    if data:
+                        self._chunks.append(data)
+                    else:
+                        self._done = True
+                    waiter, self._waiter = self._waiter, None
+                self._wake(waiter)
+                if not data:
+                    return
+        except BaseException as exc:  # handed to the consumer, which re-raises it
+            with self._cond:
+                self._error = exc
+                self._done = True
+                waiter, self._waiter = self._waiter, None
+            self._wake(waiter)
+        finally:
+            self._file.close()
+
+    def _wake(self, waiter: anyio.Event | None) -> None:
+        if waiter is None:
+            return
+        try:
+            anyio.from_thread.run_sync(waiter.set, token=self._token)
+        except RuntimeError:  # the event loop is gone: nobody is waiting any more
+            pass
+
+    async def next_chunk(self) -> bytes | None:
+        """The next chunk, or ``None`` at EOF; re-raises the reader's error."""
+        while True:
+            with self._cond:
+                if self._chunks:
+                    chunk = self._chunks.popleft()
+                    self._cond.notify()
+                    return chunk
+                if self._error is not None:
+                    raise self._error
+                if self._done:
+                    return None
+                waiter = self._waiter = anyio.Event()
+            await waiter.wait()
+
+    def close(self) -> None:
+        """Stop the reader thread; it closes the file."""
+        with self._cond:
+            self._closed = True
+            self._chunks.clear()
+            self._cond.notify_all()
+
+
+class FileChunks:
+    """An async iterator over a file's chunks that owns the file from construction on.
+
+    ``aclose()`` releases the file whether or not iteration ever started, so a body that is
+    opened and then abandoned does not leak a descriptor.
+    """
+
+    def __init__(self, file: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
+                 depth: int = 4) -> None:
+        self._file = file
+        self._chunk_size = chunk_size
+        self._depth = depth
+        self._reader: _ReadAhead | None = None
+        self._small = False
+        self._finished = False
+        try:
+            size = os.fstat(file.fileno()).st_size
+        except (OSError, ValueError):
+            size = -1
+        self._small = 0 <= size <= chunk_size
+
+    def __aiter__(self) -> FileChunks:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._finished:
+            raise StopAsyncIteration
+        if self._small:  # one worker-thread call; no reader thread for a single chunk
+            self._finished = True
+            try:
+                data = await anyio.to_thread.run_sync(self._file.read)
+            finally:
+                self._file.close()
+            if not data:
+                raise StopAsyncIteration
+            return bytes(data)
+        if self._reader is None:
+            self._reader = _ReadAhead(self._file, self._chunk_size, self._depth)
+            threading.Thread(target=self._reader.run, name="plait-readahead",
+                             daemon=True).start()
+        try:
+            chunk = await self._reader.next_chunk()
+        except BaseException:
+            await self.aclose()
+            raise
+        if chunk is None:
+            await self.aclose()
+            raise StopAsyncIteration
+        return chunk
+
+    async def aclose(self) -> None:
+        """Stop reading and release the file (the reader thread closes it if it runs)."""
+        self._finished = True
+        if self._reader is not None:
+            self._reader.close()
+        else:
+            self._file.close()
+
+
+def iter_file(file: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
+              depth: int = 4) -> FileChunks:
+    """Stream ``file``'s bytes in chunks of ``chunk_size``; takes ownership of and closes it."""
+    return FileChunks(file, chunk_size=chunk_size, depth=depth)
