@@ -184,7 +184,7 @@ def _sniff_text(head: bytes) -> str | None:
         return "image/svg+xml"
     if start.startswith((b"<!doctype html", b"<html")):
         return "text/html"
-    if start.startswith(b"0\nsection") or start.startswith(b"0\r\nsection"):
+    if start.startswith((b"0\nsection", b"0\r\nsection")):
         return "image/vnd.dxf"
     return None
 
@@ -237,7 +237,7 @@ def kind_of_mime(mime_type: str | None) -> ContentKind:
     for prefix, kind in _MIME_PREFIX_KINDS:
         if mime.startswith(prefix):
             return kind
-    if mime.endswith("+json") or mime.endswith("+xml"):
+    if mime.endswith(("+json", "+xml")):
         return _K.DATA
     if mime.endswith("+zip"):
         return _K.ARCHIVE

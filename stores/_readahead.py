@@ -59,7 +59,7 @@ class _ReadAhead:
                 self._wake(waiter)
                 if not data:
                     return
-        except BaseException as exc:  # handed to the consumer, which re-raises it
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, which re-raises it
             with self._cond:
                 self._error = exc
                 self._done = True

@@ -23,7 +23,6 @@ from typing import BinaryIO
 
 import anyio.to_thread
 import msgspec
-
 from plait import (
     Body,
     ContentError,
