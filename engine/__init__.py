@@ -13,6 +13,9 @@ from ._content import MediaSource as MediaSource
 from ._content import ProviderFileSource as ProviderFileSource
 from ._content import UrlSource as UrlSource
 from ._context import Context as Context
+
+# content and tools (issue 3)
+from ._directory import handle_directory_note as handle_directory_note
 from ._errors import AuthenticationError as AuthenticationError
 from ._errors import CheckpointError as CheckpointError
 from ._errors import ContentError as ContentError
@@ -29,12 +32,24 @@ from ._errors import RunNotFound as RunNotFound
 from ._errors import StepFailed as StepFailed
 from ._errors import StepTimeout as StepTimeout
 from ._errors import StreamInterrupted as StreamInterrupted
+from ._errors import ToolDefinitionError as ToolDefinitionError
 from ._errors import ToolError as ToolError
 from ._errors import ToolOutputError as ToolOutputError
+from ._errors import ToolTimeout as ToolTimeout
 from ._errors import UnknownHandle as UnknownHandle
 from ._errors import WorkflowCancelled as WorkflowCancelled
 from ._errors import WorkflowDefinitionError as WorkflowDefinitionError
 from ._errors import WorkflowTimeout as WorkflowTimeout
+from ._inputs import AudioInput as AudioInput
+from ._inputs import ContentInput as ContentInput
+from ._inputs import FileInput as FileInput
+from ._inputs import ImageInput as ImageInput
+from ._inputs import VideoInput as VideoInput
+from ._invoke import ToolInvocation as ToolInvocation
+from ._invoke import invoke_tool as invoke_tool
+from ._kinds import detect_kind as detect_kind
+from ._kinds import detect_mime_type as detect_mime_type
+from ._mcp import mcp_tools as mcp_tools
 from ._messages import FinishDelta as FinishDelta
 from ._messages import GenerationOptions as GenerationOptions
 from ._messages import Message as Message
@@ -61,20 +76,27 @@ from ._parts import Image as Image
 from ._parts import MediaPart as MediaPart
 from ._parts import Text as Text
 from ._parts import Video as Video
+from ._resolver import resolve_arguments as resolve_arguments
 from ._scope import HandleScope as HandleScope
 from ._store import Body as Body
 from ._store import ContentStore as ContentStore
+from ._tool_output import ToolOutput as ToolOutput
+from ._tool_output import provider_raw as provider_raw
+from ._tools import Tool as Tool
+from ._tools import tool as tool
 
 __version__ = "0.1.0"
 
 # Kept sorted; tests/test_public_api.py checks it against the module namespace.
 __all__ = [
     "Audio",
+    "AudioInput",
     "AuthenticationError",
     "Body",
     "CheckpointError",
     "ContentError",
     "ContentHandle",
+    "ContentInput",
     "ContentKind",
     "ContentNotFound",
     "ContentPart",
@@ -83,10 +105,12 @@ __all__ = [
     "Context",
     "ContextLengthExceeded",
     "Document",
+    "FileInput",
     "FinishDelta",
     "GenerationOptions",
     "HandleScope",
     "Image",
+    "ImageInput",
     "InlineSource",
     "InvalidHandleId",
     "InvalidToolArguments",
@@ -112,20 +136,34 @@ __all__ = [
     "StreamInterrupted",
     "Text",
     "TextDelta",
+    "Tool",
     "ToolCall",
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallStart",
+    "ToolDefinitionError",
     "ToolError",
+    "ToolInvocation",
+    "ToolOutput",
     "ToolOutputError",
     "ToolResult",
     "ToolSpec",
+    "ToolTimeout",
     "UnknownHandle",
     "UrlSource",
     "Usage",
     "UsageDelta",
     "Video",
+    "VideoInput",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
     "WorkflowTimeout",
+    "detect_kind",
+    "detect_mime_type",
+    "handle_directory_note",
+    "invoke_tool",
+    "mcp_tools",
+    "provider_raw",
+    "resolve_arguments",
+    "tool",
 ]

@@ -18,7 +18,6 @@ import re
 import secrets
 import stat
 from collections.abc import AsyncIterator
-from functools import partial
 from typing import BinaryIO
 
 import anyio.to_thread
@@ -56,6 +55,10 @@ def _check_id(handle: ContentHandle | str) -> str:
             f"invalid content handle id {shown}: ids are 1-128 characters of [A-Za-z0-9_-]"
         )
     return handle_id
+
+
+def _create(path: str) -> BinaryIO:
+    return open(path, "xb", buffering=0)
 
 
 class LocalFileStore(ContentStore):
@@ -150,7 +153,7 @@ class LocalFileStore(ContentStore):
         tmp = os.path.join(self._tmp, f"{handle_id}.{secrets.token_hex(4)}.part")
         capture = HeadCapture()
         try:
-            file = await anyio.to_thread.run_sync(partial(open, tmp, "xb", buffering=0))
+            file = await anyio.to_thread.run_sync(_create, tmp)
             try:
                 async with open_body(body, chunk_size=self._chunk_size) as reader:
                     pending: list[bytes] = []
