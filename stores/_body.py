@@ -86,15 +86,22 @@ async def _iter_bytes(data: bytes) -> AsyncIterator[bytes]:
 
 
 async def _iter_checked(source: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    async for chunk in source:
-        if isinstance(chunk, (bytearray, memoryview)):
-            chunk = bytes(chunk)
-        if not isinstance(chunk, bytes):
-            raise ContentError(
-                f"a streamed body must yield bytes, got {type(chunk).__name__}"
-            )
-        if chunk:
-            yield chunk
+    iterator = aiter(source)
+    try:
+        async for chunk in iterator:
+            if isinstance(chunk, (bytearray, memoryview)):
+                chunk = bytes(chunk)
+            if not isinstance(chunk, bytes):
+                raise ContentError(
+                    f"a streamed body must yield bytes, got {type(chunk).__name__}"
+                )
+            if chunk:
+                yield chunk
+    finally:
+        # Close the caller's generator now, in this task, rather than at garbage collection.
+        closer = getattr(iterator, "aclose", None)
+        if closer is not None:
+            await closer()
 
 
 def _open_path(path: str, chunk_size: int) -> FileChunks:
