@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 import typing
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -85,7 +86,8 @@ class Tool:
     """
 
     def __init__(self, fn: Callable[..., Any], *, name: str | None = None,
-                 description: str | None = None, timeout: float | None = None) -> None:
+                 description: str | None = None, timeout: float | None = None,
+                 _localns: dict[str, Any] | None = None) -> None:
         """Describe ``fn`` as a tool.
 
         :raises ToolDefinitionError: the name is not ``[A-Za-z0-9_-]{1,64}``, the function takes
@@ -100,7 +102,9 @@ class Tool:
         self.description = description if description is not None else doc_text
         self.context_param: str | None = None
         self._aliases: dict[str, str] = {}  # internal field name -> parameter name
-        self.args_model: type[BaseModel] | None = self._build_model(param_docs)
+        if _localns is None:  # the caller's locals resolve annotations of nested functions
+            _localns = dict(sys._getframe(1).f_locals)
+        self.args_model: type[BaseModel] | None = self._build_model(param_docs, _localns)
         self.parameters = _compact(self.args_model.model_json_schema(
             by_alias=True, schema_generator=_CompactSchema))
         self._schema_call: SchemaCall | None = None
@@ -141,9 +145,10 @@ class Tool:
         """The tool as the model sees it."""
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
-    def _build_model(self, param_docs: dict[str, str]) -> type[BaseModel]:
+    def _build_model(self, param_docs: dict[str, str],
+                     localns: dict[str, Any]) -> type[BaseModel]:
         try:
-            hints = typing.get_type_hints(self.fn, include_extras=True)
+            hints = typing.get_type_hints(self.fn, localns=localns, include_extras=True)
             signature = inspect.signature(self.fn)
         except (NameError, TypeError, ValueError) as exc:
             raise ToolDefinitionError(
@@ -165,7 +170,9 @@ class Tool:
             # with BaseModel attributes or private-attribute rules.
             internal = f"p{index}"
             self._aliases[internal] = param.name
-            field = Field(default, alias=param.name, description=param_docs.get(param.name))
+            doc = param_docs.get(param.name)
+            field = (Field(default, alias=param.name, description=doc) if doc
+                     else Field(default, alias=param.name))
             fields[internal] = (annotation, field)
         try:
             return create_model(
@@ -228,9 +235,11 @@ def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
     :raises ToolDefinitionError: the function cannot be described as a tool.
     """
     if fn is not None:
-        return Tool(fn, name=name, description=description, timeout=timeout)
+        return Tool(fn, name=name, description=description, timeout=timeout,
+                    _localns=dict(sys._getframe(1).f_locals))
 
     def wrap(inner: Callable[..., Any]) -> Tool:
-        return Tool(inner, name=name, description=description, timeout=timeout)
+        return Tool(inner, name=name, description=description, timeout=timeout,
+                    _localns=dict(sys._getframe(1).f_locals))
 
     return wrap
