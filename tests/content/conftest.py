@@ -6,9 +6,9 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
-
 from plait import ContentStore
 from plait.stores import LocalFileStore, MemoryStore
 
@@ -24,9 +24,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> ContentStore:
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    routes: dict[str, tuple[int, str, bytes]] = {}
+    routes: ClassVar[dict[str, tuple[int, str, bytes]]] = {}
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_GET(self) -> None:
         status, mime, body = self.routes.get(self.path.split("?")[0], (404, "text/plain", b"no"))
         self.send_response(status)
         self.send_header("Content-Type", mime)
@@ -34,7 +34,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -6,8 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
-
 from plait import (
     ContentHandle,
     ContentInput,
@@ -26,6 +24,7 @@ from plait import (
     tool,
 )
 from plait.stores import MemoryStore
+from pydantic import BaseModel
 
 from .conftest import MP3, PNG
 

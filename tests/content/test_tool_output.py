@@ -11,8 +11,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-from pydantic import BaseModel
-
 from plait import (
     Audio,
     ContentKind,
@@ -32,6 +30,7 @@ from plait import (
     tool,
 )
 from plait.stores import MemoryStore
+from pydantic import BaseModel
 
 from .conftest import MP3, PNG
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel, Field
-
 from plait import (
     AudioInput,
     ContentInput,
@@ -20,6 +18,7 @@ from plait import (
     VideoInput,
     tool,
 )
+from pydantic import BaseModel, Field
 
 IMAGE_REF = {"type": "string", "x-plait-content-ref": {"kind": "image"}}
 
@@ -143,7 +142,7 @@ def test_definition_errors() -> None:
     def star(*args: int) -> None: ...
     def kw(**kwargs: int) -> None: ...
     def pos(a: int, /) -> None: ...
-    def unresolved(a: "Missing") -> None: ...  # type: ignore[name-defined]  # noqa: F821
+    def unresolved(a: Missing) -> None: ...  # type: ignore[name-defined]  # noqa: F821
 
     for fn in (star, kw, pos, unresolved):
         with pytest.raises(ToolDefinitionError):
