@@ -12,17 +12,41 @@ from __future__ import annotations
 import collections
 import os
 import threading
+from collections.abc import Callable
 from typing import BinaryIO
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
+import sniffio
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "FileChunks", "iter_file"]
 
 DEFAULT_CHUNK_SIZE = 1 << 20
 """Bytes per chunk when streaming files: large enough to amortise a thread hop."""
+
+
+def _thread_safe_caller() -> Callable[[Callable[[], object]], None]:
+    """A non-blocking way for a thread to schedule a callback on the current event loop.
+
+    asyncio and trio each have one (``call_soon_threadsafe``, ``run_sync_soon``) that does not
+    wait for the loop, so the reader thread goes straight back to reading. Other backends get
+    anyio's blocking ``from_thread.run_sync``.
+    """
+    backend = sniffio.current_async_library()
+    if backend == "asyncio":
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        return lambda fn: loop.call_soon_threadsafe(fn) and None
+    if backend == "trio":
+        import trio
+
+        trio_token = trio.lowlevel.current_trio_token()
+        return trio_token.run_sync_soon
+    token = anyio.lowlevel.current_token()
+    return lambda fn: anyio.from_thread.run_sync(fn, token=token)
 
 
 class _ReadAhead:
@@ -32,13 +56,14 @@ class _ReadAhead:
         self._file = file
         self._chunk_size = chunk_size
         self._depth = depth
+        self._wake_at = max(1, depth // 2)
         self._cond = threading.Condition()
         self._chunks: collections.deque[bytes] = collections.deque()
         self._done = False
         self._closed = False
         self._error: BaseException | None = None
         self._waiter: anyio.Event | None = None
-        self._token = anyio.lowlevel.current_token()
+        self._call_soon = _thread_safe_caller()
 
     def run(self) -> None:
         """Reader thread body: read until EOF, an error, or the consumer closes."""
@@ -55,7 +80,11 @@ class _ReadAhead:
                         self._chunks.append(data)
                     else:
                         self._done = True
-                    waiter, self._waiter = self._waiter, None
+                    # Wake a waiting consumer once a batch is ready (or at EOF): one loop
+                    # wake-up per batch instead of per chunk.
+                    waiter = None
+                    if not data or len(self._chunks) >= self._wake_at:
+                        waiter, self._waiter = self._waiter, None
                 self._wake(waiter)
                 if not data:
                     return
@@ -72,7 +101,7 @@ class _ReadAhead:
         if waiter is None:
             return
         try:
-            anyio.from_thread.run_sync(waiter.set, token=self._token)
+            self._call_soon(waiter.set)
         except RuntimeError:  # the event loop is gone: nobody is waiting any more
             pass
 
