@@ -9,6 +9,7 @@ and memory stays bounded by ``depth * chunk_size``. Works on asyncio and trio (t
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import os
 import threading
@@ -19,7 +20,6 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
-import sniffio
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "FileChunks", "iter_file"]
 
@@ -31,22 +31,26 @@ def _thread_safe_caller() -> Callable[[Callable[[], object]], None]:
     """A non-blocking way for a thread to schedule a callback on the current event loop.
 
     asyncio and trio each have one (``call_soon_threadsafe``, ``run_sync_soon``) that does not
-    wait for the loop, so the reader thread goes straight back to reading. Other backends get
+    wait for the loop, so the reader thread goes straight back to reading. Anything else gets
     anyio's blocking ``from_thread.run_sync``.
     """
-    backend = sniffio.current_async_library()
-    if backend == "asyncio":
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        return lambda fn: loop.call_soon_threadsafe(fn) and None
-    if backend == "trio":
-        import trio
-
-        trio_token = trio.lowlevel.current_trio_token()
-        return trio_token.run_sync_soon
     token = anyio.lowlevel.current_token()
-    return lambda fn: anyio.from_thread.run_sync(fn, token=token)
+    native = token.native_token
+    if isinstance(native, asyncio.AbstractEventLoop):
+        loop = native
+
+        def call_soon(fn: Callable[[], object]) -> None:
+            loop.call_soon_threadsafe(fn)
+
+        return call_soon
+    run_sync_soon = getattr(native, "run_sync_soon", None)  # trio.lowlevel.TrioToken
+    if callable(run_sync_soon):
+        return run_sync_soon  # type: ignore[no-any-return]
+
+    def blocking(fn: Callable[[], object]) -> None:
+        anyio.from_thread.run_sync(fn, token=token)
+
+    return blocking
 
 
 class _ReadAhead:
