@@ -80,6 +80,8 @@ def _kind_note(tool: Tool) -> str:
 
 
 def _argument_error_text(tool: Tool, exc: Exception, ctx: Context | None) -> str:
+    if isinstance(exc, ContentError):  # a visible handle whose bytes the store cannot find
+        return _clip(f"Tool {tool.name!r} did not run: its content could not be loaded ({exc}).")
     text = f"Tool {tool.name!r} did not run: invalid arguments. {exc}."
     if isinstance(exc, (UnknownHandle, KindMismatch)):
         text += f" {_usable_ids(ctx)}{_kind_note(tool)}"

@@ -186,3 +186,31 @@ async def test_everything_raised_is_plait(store: ContentStore) -> None:
             await call
         except Exception as exc:  # noqa: BLE001 - checking what escapes
             assert isinstance(exc, PlaitError), exc
+
+
+async def test_streams_are_never_joined_in_memory(tmp_path: Path) -> None:
+    """64 MiB through put and fetch_stream with Python allocations staying near one chunk."""
+    import tracemalloc
+
+    store = LocalFileStore(tmp_path / "s", fsync=False)
+    block = os.urandom(1 << 20)
+
+    async def source() -> AsyncIterator[bytes]:
+        for _ in range(64):
+            yield block  # the same object each time: the source itself allocates nothing
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        handle = await store.put(source())
+        _, put_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        total = 0
+        async for chunk in store.fetch_stream(handle):
+            total += len(chunk)
+        _, read_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert handle.byte_size == total == 64 << 20
+    assert put_peak < 8 << 20, put_peak
+    assert read_peak < 12 << 20, read_peak
