@@ -32,6 +32,7 @@ __all__ = ["parse_arguments", "resolve_arguments", "resolve_schema_refs"]
 
 _MAX_PROBLEMS = 8
 _MAX_DEPTH = 64
+_MAX_VISITS = 100_000
 _decoder = msgspec.json.Decoder()
 
 
@@ -150,6 +151,7 @@ class _Walker:
         self.problems: list[str] = []
         self.unknown = False
         self.mismatch = False
+        self.visits = 0
 
     def _deref(self, schema: Any) -> Any:
         seen = 0
@@ -164,10 +166,24 @@ class _Walker:
             schema, seen = target, seen + 1
         return schema if isinstance(schema, Mapping) else {}
 
-    def walk(self, schema: Any, value: Any, path: tuple[str, ...], depth: int) -> Any:
+    def walk(self, schema: Any, value: Any, path: tuple[str, ...], depth: int,
+             seen: set[int] | None = None) -> Any:
+        """Walk ``value`` against ``schema``.
+
+        ``seen`` holds the schema nodes already applied to this same value (through
+        combinators and ``$ref``s): a recursive schema must not be re-entered without the value
+        getting smaller, or ``anyOf`` over ``$ref`` cycles explodes exponentially.
+        """
         schema = self._deref(schema)
         if depth > _MAX_DEPTH or not schema:
             return value
+        seen = set() if seen is None else seen
+        if id(schema) in seen:
+            return value
+        seen.add(id(schema))
+        self.visits += 1
+        if self.visits > _MAX_VISITS:
+            raise InvalidToolArguments("the arguments are too large to check against the schema")
         ref = schema.get(CONTENT_REF_KEY)
         if isinstance(ref, Mapping):
             return self._content(ref, value, path)
@@ -175,7 +191,7 @@ class _Walker:
             branches = schema.get(key)
             if isinstance(branches, list):
                 for branch in branches:
-                    value = self.walk(branch, value, path, depth + 1)
+                    value = self.walk(branch, value, path, depth + 1, seen)
         if isinstance(value, dict):
             props = schema.get("properties")
             extra = schema.get("additionalProperties")

@@ -136,3 +136,16 @@ async def test_random_signatures(params: dict[str, Any], arguments: Any, text: s
         except TYPED:
             continue
         assert set(result) == set(params)
+
+
+async def test_recursive_schema_does_not_explode() -> None:
+    """anyOf over a $ref cycle: found by the fuzz above as an exponential walk."""
+    node: dict[str, Any] = {"anyOf": [{"$ref": "#/$defs/N"}, {"$ref": "#/$defs/N"},
+                                      {"type": "array", "items": {"$ref": "#/$defs/N"}}]}
+    root = {"type": "object", "properties": {"a": {"$ref": "#/$defs/N"}}, "$defs": {"N": node}}
+    raw_tool = Tool.from_schema("cyclic", _noop, parameters=root)
+    nested: Any = "h_img"
+    for _ in range(40):
+        nested = [nested]
+    result = await resolve_arguments(raw_tool, {"a": nested}, _ctx())
+    assert result == {"a": nested}
