@@ -214,3 +214,28 @@ async def test_streams_are_never_joined_in_memory(tmp_path: Path) -> None:
     assert handle.byte_size == total == 64 << 20
     assert put_peak < 8 << 20, put_peak
     assert read_peak < 12 << 20, read_peak
+
+
+async def test_abandoned_stream_releases_its_file(tmp_path: Path) -> None:
+    """Breaking out of fetch_stream stops the read-ahead thread and closes the file."""
+    import threading
+
+    import anyio
+
+    store = LocalFileStore(tmp_path / "s", chunk_size=64 * 1024, fsync=False)
+    handle = await store.put(os.urandom(4 << 20))
+    def readers() -> int:
+        return sum(t.name == "plait-readahead" for t in threading.enumerate())
+
+    fds_before = len(os.listdir("/proc/self/fd"))
+    stream = store.fetch_stream(handle)
+    first = await stream.__anext__()
+    assert len(first) == 64 * 1024
+    assert readers() == 1
+    await stream.aclose()  # type: ignore[attr-defined]
+    for _ in range(200):  # the reader thread notices the close and exits
+        if readers() == 0:
+            break
+        await anyio.sleep(0.01)
+    assert readers() == 0
+    assert len(os.listdir("/proc/self/fd")) <= fds_before
