@@ -5,6 +5,7 @@ The public surface is exactly ``__all__``; everything else lives in private ``_*
 
 from __future__ import annotations
 
+from ._checkpoint import CheckpointStore as CheckpointStore
 from ._content import ContentHandle as ContentHandle
 from ._content import ContentKind as ContentKind
 from ._content import InlineSource as InlineSource
@@ -13,8 +14,6 @@ from ._content import MediaSource as MediaSource
 from ._content import ProviderFileSource as ProviderFileSource
 from ._content import UrlSource as UrlSource
 from ._context import Context as Context
-
-# content and tools (issue 3)
 from ._directory import handle_directory_note as handle_directory_note
 from ._errors import AuthenticationError as AuthenticationError
 from ._errors import CheckpointError as CheckpointError
@@ -22,11 +21,13 @@ from ._errors import ContentError as ContentError
 from ._errors import ContentNotFound as ContentNotFound
 from ._errors import ContentRejected as ContentRejected
 from ._errors import ContextLengthExceeded as ContextLengthExceeded
+from ._errors import ConversationError as ConversationError
 from ._errors import InvalidHandleId as InvalidHandleId
 from ._errors import InvalidToolArguments as InvalidToolArguments
 from ._errors import KindMismatch as KindMismatch
 from ._errors import PlaitError as PlaitError
 from ._errors import ProviderError as ProviderError
+from ._errors import ProviderTimeout as ProviderTimeout
 from ._errors import RateLimited as RateLimited
 from ._errors import RunNotFound as RunNotFound
 from ._errors import StepFailed as StepFailed
@@ -39,7 +40,15 @@ from ._errors import ToolTimeout as ToolTimeout
 from ._errors import UnknownHandle as UnknownHandle
 from ._errors import WorkflowCancelled as WorkflowCancelled
 from ._errors import WorkflowDefinitionError as WorkflowDefinitionError
+from ._errors import WorkflowStalled as WorkflowStalled
 from ._errors import WorkflowTimeout as WorkflowTimeout
+from ._events import Event as Event
+from ._events import InputRequired as InputRequired
+from ._events import StartEvent as StartEvent
+from ._events import StepFinished as StepFinished
+from ._events import StepStarted as StepStarted
+from ._events import StopEvent as StopEvent
+from ._hooks import RunHooks as RunHooks
 from ._inputs import AudioInput as AudioInput
 from ._inputs import ContentInput as ContentInput
 from ._inputs import FileInput as FileInput
@@ -77,13 +86,18 @@ from ._parts import MediaPart as MediaPart
 from ._parts import Text as Text
 from ._parts import Video as Video
 from ._resolver import resolve_arguments as resolve_arguments
+from ._retry import Retry as Retry
+from ._run import Run as Run
+from ._run import RunStarter as RunStarter
 from ._scope import HandleScope as HandleScope
+from ._step import step as step
 from ._store import Body as Body
 from ._store import ContentStore as ContentStore
 from ._tool_output import ToolOutput as ToolOutput
 from ._tool_output import provider_raw as provider_raw
 from ._tools import Tool as Tool
 from ._tools import tool as tool
+from ._workflow import Workflow as Workflow
 
 __version__ = "0.1.0"
 
@@ -94,6 +108,7 @@ __all__ = [
     "AuthenticationError",
     "Body",
     "CheckpointError",
+    "CheckpointStore",
     "ContentError",
     "ContentHandle",
     "ContentInput",
@@ -104,7 +119,9 @@ __all__ = [
     "ContentStore",
     "Context",
     "ContextLengthExceeded",
+    "ConversationError",
     "Document",
+    "Event",
     "FileInput",
     "FinishDelta",
     "GenerationOptions",
@@ -112,6 +129,7 @@ __all__ = [
     "Image",
     "ImageInput",
     "InlineSource",
+    "InputRequired",
     "InvalidHandleId",
     "InvalidToolArguments",
     "KindMismatch",
@@ -126,12 +144,21 @@ __all__ = [
     "ProviderError",
     "ProviderFileSource",
     "ProviderRaw",
+    "ProviderTimeout",
     "RateLimited",
     "Reasoning",
     "ReasoningDelta",
+    "Retry",
+    "Run",
+    "RunHooks",
     "RunNotFound",
+    "RunStarter",
+    "StartEvent",
     "StepFailed",
+    "StepFinished",
+    "StepStarted",
     "StepTimeout",
+    "StopEvent",
     "StreamDelta",
     "StreamInterrupted",
     "Text",
@@ -155,8 +182,10 @@ __all__ = [
     "UsageDelta",
     "Video",
     "VideoInput",
+    "Workflow",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
+    "WorkflowStalled",
     "WorkflowTimeout",
     "detect_kind",
     "detect_mime_type",
@@ -165,5 +194,6 @@ __all__ = [
     "mcp_tools",
     "provider_raw",
     "resolve_arguments",
+    "step",
     "tool",
 ]
