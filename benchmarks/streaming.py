@@ -27,6 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import anyio
+
 from plait import ContentHandle
 from plait.stores import LocalFileStore
 

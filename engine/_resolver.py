@@ -207,10 +207,8 @@ class _Walker:
             items = schema.get("items")
             result = []
             for index, item in enumerate(value):
-                if isinstance(prefix, list) and index < len(prefix):
-                    sub = prefix[index]
-                else:
-                    sub = items
+                positional = isinstance(prefix, list) and index < len(prefix)
+                sub = prefix[index] if positional else items
                 result.append(self.walk(sub, item, (*path, str(index)), depth + 1))
             return result
         return value

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+
 from plait import (
     Body,
     ContentError,

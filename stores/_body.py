@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from urllib.parse import unquote, urlsplit
 
 import httpx
+
 from plait import ContentError, ContentHandle, ContentKind
 from plait._kinds import SNIFF_BYTES, detect_mime_type, kind_of_mime
 

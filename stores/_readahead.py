@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
 import threading
 from collections.abc import Callable
@@ -104,10 +105,8 @@ class _ReadAhead:
     def _wake(self, waiter: anyio.Event | None) -> None:
         if waiter is None:
             return
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
             self._call_soon(waiter.set)
-        except RuntimeError:  # the event loop is gone: nobody is waiting any more
-            pass
 
     async def next_chunk(self) -> bytes | None:
         """The next chunk, or ``None`` at EOF; re-raises the reader's error."""

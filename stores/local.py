@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 import anyio.to_thread
 import msgspec
+
 from plait import (
     Body,
     ContentError,

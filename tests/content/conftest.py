@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+
 from plait import ContentStore
 from plait.stores import LocalFileStore, MemoryStore
 

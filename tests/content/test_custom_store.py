@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
 from plait import (
     ContentError,
     ContentKind,

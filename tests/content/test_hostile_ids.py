@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from plait import ContentHandle, ContentNotFound, InvalidHandleId
 from plait.stores import LocalFileStore
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from plait import ContentKind, detect_kind, detect_mime_type
 
 K = ContentKind

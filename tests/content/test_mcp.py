@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
 from plait import (
     Audio,
     ContentKind,
@@ -36,7 +37,7 @@ SERVER = Path(__file__).with_name("mcp_server.py")
 @asynccontextmanager
 async def _session() -> AsyncIterator[Any]:
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
-    with open(os.devnull, "w") as quiet:  # noqa: ASYNC230 - /dev/null never blocks
+    with open(os.devnull, "w") as quiet:
         async with (stdio_client(params, errlog=quiet) as (read, write),
                     ClientSession(read, write) as session):
             await session.initialize()

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
+
 from plait import (
     ContentHandle,
     ContentInput,
@@ -24,7 +26,6 @@ from plait import (
     tool,
 )
 from plait.stores import MemoryStore
-from pydantic import BaseModel
 
 from .conftest import MP3, PNG
 

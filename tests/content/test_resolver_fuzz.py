@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, create_model
+
 from plait import (
     AudioInput,
     ContentHandle,
@@ -27,7 +29,6 @@ from plait import (
     UnknownHandle,
     resolve_arguments,
 )
-from pydantic import BaseModel, create_model
 
 pytestmark = pytest.mark.anyio
 

@@ -11,6 +11,8 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
+from pydantic import BaseModel
+
 from plait import (
     Audio,
     ContentKind,
@@ -30,7 +32,6 @@ from plait import (
     tool,
 )
 from plait.stores import MemoryStore
-from pydantic import BaseModel
 
 from .conftest import MP3, PNG
 

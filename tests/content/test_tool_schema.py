@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import pytest
+from pydantic import BaseModel, Field
+
 from plait import (
     AudioInput,
     ContentInput,
@@ -18,7 +20,6 @@ from plait import (
     VideoInput,
     tool,
 )
-from pydantic import BaseModel, Field
 
 IMAGE_REF = {"type": "string", "x-plait-content-ref": {"kind": "image"}}
 
@@ -97,7 +98,7 @@ def test_content_input_by_kind() -> None:
     assert issubclass(cad, ContentInput)
 
     @tool
-    def measure(part: ContentInput["3d"], drawing: cad) -> float:  # type: ignore[valid-type]
+    def measure(part: ContentInput[ContentKind.THREE_D], drawing: cad) -> float:  # type: ignore[valid-type]
         """Measure a part."""
         return 1.0
 
