@@ -114,7 +114,10 @@ class _ReadAhead:
             with self._cond:
                 if self._chunks:
                     chunk = self._chunks.popleft()
-                    self._cond.notify()
+                    # Hysteresis: a reader blocked on a full queue resumes once it is half
+                    # empty, so the two threads trade places once per batch, not per chunk.
+                    if len(self._chunks) == self._wake_at:
+                        self._cond.notify()
                     return chunk
                 if self._error is not None:
                     raise self._error
@@ -139,7 +142,7 @@ class FileChunks:
     """
 
     def __init__(self, file: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
-                 depth: int = 4) -> None:
+                 depth: int = 8) -> None:
         self._file = file
         self._chunk_size = chunk_size
         self._depth = depth
@@ -191,6 +194,6 @@ class FileChunks:
 
 
 def iter_file(file: BinaryIO, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
-              depth: int = 4) -> FileChunks:
+              depth: int = 8) -> FileChunks:
     """Stream ``file``'s bytes in chunks of ``chunk_size``; takes ownership of and closes it."""
     return FileChunks(file, chunk_size=chunk_size, depth=depth)
