@@ -3,8 +3,10 @@
 A worker-thread hop per chunk (``anyio.to_thread.run_sync(f.read, n)``) costs about as much as
 reading a megabyte from the page cache, so a plain async read loop runs at roughly half the speed
 of a synchronous one. Here one thread reads ahead into a small bounded queue: the event loop is
-only woken when the consumer is actually waiting, reads overlap with whatever the consumer does,
-and memory stays bounded by ``depth * chunk_size``. Works on asyncio and trio (through anyio).
+only woken when the consumer is actually waiting (and then once per half-queue batch, as is the
+reader when the queue drains), reads overlap with whatever the consumer does, and memory stays
+bounded by ``depth * chunk_size``. asyncio and trio are woken through their own non-blocking
+thread-safe calls; any other anyio backend through ``anyio.from_thread``.
 """
 
 from __future__ import annotations
