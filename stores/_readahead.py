@@ -63,7 +63,8 @@ class _ReadAhead:
         self._file = file
         self._chunk_size = chunk_size
         self._depth = depth
-        self._wake_at = max(1, depth // 2)
+        self._wake_at = max(1, depth // 2)  # chunks queued before a waiting consumer wakes
+        self._resume_at = depth // 2  # queue length at which a blocked reader resumes
         self._cond = threading.Condition()
         self._chunks: collections.deque[bytes] = collections.deque()
         self._done = False
@@ -118,7 +119,7 @@ class _ReadAhead:
                     chunk = self._chunks.popleft()
                     # Hysteresis: a reader blocked on a full queue resumes once it is half
                     # empty, so the two threads trade places once per batch, not per chunk.
-                    if len(self._chunks) == self._wake_at:
+                    if len(self._chunks) <= self._resume_at:
                         self._cond.notify()
                     return chunk
                 if self._error is not None:

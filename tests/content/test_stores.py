@@ -240,3 +240,16 @@ async def test_abandoned_stream_releases_its_file(tmp_path: Path) -> None:
         await anyio.sleep(0.01)
     assert readers() == 0
     assert len(os.listdir("/proc/self/fd")) <= fds_before
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 8])
+async def test_read_ahead_depths(tmp_path: Path, depth: int) -> None:
+    from plait.stores._readahead import iter_file
+
+    data = os.urandom(10 * 4096 + 17)
+    path = tmp_path / "f.bin"
+    path.write_bytes(data)
+    file = open(path, "rb", buffering=0)  # noqa: SIM115 - iter_file owns and closes it
+    chunks = [c async for c in iter_file(file, chunk_size=4096, depth=depth)]
+    assert b"".join(chunks) == data
+    assert [len(c) for c in chunks[:-1]] == [4096] * 10
