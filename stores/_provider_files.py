@@ -30,11 +30,12 @@ from plait._content import (
     new_handle_id,
 )
 from plait._errors import AuthenticationError, ContentNotFound, ContentRejected
+from plait._kinds import kind_of_mime
 from plait._progress import ProgressCallback, count_progress
 from plait._store import Body, ContentStore
 
 from ._http import DEFAULT_TIMEOUT, is_retryable
-from ._sources import ByteSource, guess_kind, source_for
+from ._sources import ByteSource, source_for
 
 __all__ = ["ProviderFileStore", "Uploaded", "check_size"]
 
@@ -358,7 +359,7 @@ class ProviderFileStore(ContentStore, abc.ABC):
 
 
 def _kind(kind: ContentKind | str | None, mime_type: str) -> ContentKind:
-    return ContentKind(kind) if kind else guess_kind(mime_type)
+    return ContentKind(kind) if kind else kind_of_mime(mime_type)
 
 
 def _safe_name(name: str | None, fallback: str) -> str:

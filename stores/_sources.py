@@ -14,13 +14,13 @@ from collections.abc import AsyncIterable, AsyncIterator
 import anyio
 import httpx
 
-from plait._content import ContentHandle, ContentKind
+from plait._content import ContentHandle
 from plait._errors import ContentError
 from plait._store import Body, ContentStore
 
 from ._http import DEFAULT_TIMEOUT, raise_for_status
 
-__all__ = ["ByteSource", "guess_kind", "source_for"]
+__all__ = ["ByteSource", "source_for"]
 
 CHUNK = 1 << 20
 
@@ -133,24 +133,3 @@ def source_for(body: Body | tuple[ContentStore, ContentHandle], *,
     if isinstance(body, AsyncIterable):
         return _Stream(body)
     raise ContentError(f"cannot store a body of type {type(body).__name__}")
-
-
-_DOCUMENT_MIMES = ("application/pdf", "application/msword", "application/vnd.")
-
-
-def guess_kind(mime_type: str | None) -> ContentKind:
-    """A coarse kind from a MIME type (the content module's detector is richer)."""
-    if not mime_type:
-        return ContentKind.OTHER
-    major = mime_type.split("/", 1)[0]
-    if major in ("image", "audio", "video"):
-        return ContentKind(major)
-    if major == "text":
-        return ContentKind.TEXT if mime_type == "text/plain" else ContentKind.DOCUMENT
-    if mime_type.startswith(_DOCUMENT_MIMES):
-        return ContentKind.DOCUMENT
-    if mime_type in ("application/json", "application/x-ndjson"):
-        return ContentKind.DATA
-    if mime_type in ("application/zip", "application/x-tar", "application/gzip"):
-        return ContentKind.ARCHIVE
-    return ContentKind.OTHER
