@@ -27,8 +27,6 @@ from plait import (
 
 from .conftest import PNG
 
-pytestmark = pytest.mark.anyio
-
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_store.py"
 
 

@@ -12,7 +12,6 @@ from plait.stores import LocalFileStore
 
 # Marked at module level so anyio parametrizes the backend at collection time, alongside this
 # module's own parameters (tests/conftest.py adds the marker too late for parametrized tests).
-pytestmark = pytest.mark.anyio
 
 
 HOSTILE = [

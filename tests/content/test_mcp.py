@@ -10,7 +10,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -28,8 +27,6 @@ from plait import (
     mcp_tools,
 )
 from plait.stores import MemoryStore
-
-pytestmark = pytest.mark.anyio
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 

@@ -29,8 +29,6 @@ from plait.stores import MemoryStore
 
 from .conftest import MP3, PNG
 
-pytestmark = pytest.mark.anyio
-
 calls: list[dict[str, Any]] = []
 
 

@@ -10,7 +10,6 @@ import inspect
 import json
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, create_model
@@ -29,8 +28,6 @@ from plait import (
     UnknownHandle,
     resolve_arguments,
 )
-
-pytestmark = pytest.mark.anyio
 
 TYPED = (InvalidToolArguments, UnknownHandle, KindMismatch)
 VISIBLE = [ContentHandle("h_img", "image", "image/png"), ContentHandle("h_aud", "audio"),

@@ -24,7 +24,6 @@ from .conftest import MP3, PNG
 
 # Marked at module level so anyio parametrizes the backend at collection time, alongside this
 # module's own parameters (tests/conftest.py adds the marker too late for parametrized tests).
-pytestmark = pytest.mark.anyio
 
 
 

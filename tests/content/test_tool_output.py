@@ -35,8 +35,6 @@ from plait.stores import MemoryStore
 
 from .conftest import MP3, PNG
 
-pytestmark = pytest.mark.anyio
-
 
 class Reading(BaseModel):
     value: float
