@@ -71,3 +71,15 @@ def test_wire_cli_reads_a_file(tmp_path: Path, capsys) -> None:  # type: ignore[
     out = capsys.readouterr().out
     assert out.startswith("POST /responses") or out.startswith("POST /v1/responses")
     assert "function_call_output" in out and "<base64:" in out
+
+
+async def test_wire_resolves_handles_from_a_local_store(tmp_path: Path) -> None:
+    from plait.stores import LocalFileStore
+
+    store = LocalFileStore(tmp_path / "content")
+    handle = await store.put(BIG, mime_type="image/png", display_name="chart.png")
+    saved = msgspec.json.encode([Message.user("Describe", Image.from_handle(handle))])
+    out = await wire_request(saved, "anthropic", store=store)
+    wire = json.loads(out.partition("\n")[2])
+    image = wire["messages"][0]["content"][1]
+    assert image["type"] == "image" and image["source"]["data"] == f"<base64: {len(BIG)} bytes>"
