@@ -287,6 +287,7 @@ async def test_request_too_big_overall_uploads_its_largest_item() -> None:
         sources = [b["source"] for b in blocks if b["type"] == "image"]
         assert sources[0]["type"] == "file" and sources[1]["type"] == "base64"
         assert files.blob_bytes(sources[0]["file_id"]) == big
+        assert emulator.received[-1].header("anthropic-beta") == "files-api-2025-04-14"
 
 
 async def test_max_turns_stops_the_loop_with_the_last_text() -> None:
