@@ -102,7 +102,13 @@ class GeminiFilesStore(ProviderFileStore):
         offset, data = await self._send(url, bytes(buffer), offset, final=True)
         if data is None:
             raise ProviderError("finalize returned no file", provider=self.provider)
-        file = await self._wait_active(data)
+        try:
+            file = await self._wait_active(data)
+        except BaseException:
+            # Cancelled or failed while the file was processing: it exists at Gemini but will
+            # never be recorded here, so delete it rather than leave an orphan.
+            await self._forget_remote(self._source(data))
+            raise
         return Uploaded(self._source(file), offset)
 
     async def _send(self, url: str, data: bytes, offset: int, *,

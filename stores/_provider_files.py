@@ -183,8 +183,7 @@ class ProviderFileStore(ContentStore, abc.ABC):
         try:
             await anyio.lowlevel.checkpoint()
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._forget_remote(up.source)
+            await self._forget_remote(up.source)
             raise
         if handle.byte_size is None:
             handle = ContentHandle(handle.id, handle.kind, handle.mime_type, up.size,
@@ -194,8 +193,9 @@ class ProviderFileStore(ContentStore, abc.ABC):
         return record
 
     async def _forget_remote(self, source: ProviderFileSource) -> None:
+        """Delete a provider file we will not record (shielded: it runs while cancelling)."""
         # Best effort: the error that got us here is what matters.
-        with contextlib.suppress(Exception):
+        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
             await self._remote_delete(source)
 
     def _lock(self, handle_id: str) -> anyio.Lock:

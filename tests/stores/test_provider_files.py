@@ -276,3 +276,14 @@ async def test_cancelled_upload_records_nothing(gemini_emu: GeminiFilesEmulator,
             tg.cancel_scope.cancel()
         assert repr(store).endswith("files=0)")
     assert gemini_emu.files == {}
+
+
+async def test_cancelled_while_processing_deletes_the_file(clock: Clock) -> None:
+    with GeminiFilesEmulator(clock=clock, processing_polls=10_000) as emu:
+        async with GeminiFilesStore(api_key=emu.api_key, base_url=emu.url, clock=clock,
+                                    poll_interval=0.01) as store:
+            with anyio.move_on_after(0.5):
+                await store.put(b"\x00" * 4096, mime_type="video/mp4")
+            assert repr(store).endswith("files=0)")
+        assert emu.upload_count == 1 and emu.files == {}
+        assert len(emu.deleted) == 1
