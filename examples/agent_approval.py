@@ -20,13 +20,13 @@ from plait import (
     Context,
     Event,
     InputRequired,
+    Text,
     ToolCallsResolved,
     ToolResult,
     ToolsDispatched,
     step,
     tool,
 )
-from plait._parts import Text
 
 
 class Approval(Event):
