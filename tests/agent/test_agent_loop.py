@@ -307,3 +307,43 @@ async def test_max_turns_stops_the_loop_with_the_last_text() -> None:
     assert len(model.requests) == 3 and result.output == "step 5"
     assert result.usage.input_tokens == 9
     assert [m.role for m in result.messages].count("tool") == 3
+
+
+async def test_a_subclass_switches_provider_between_turns_of_one_run() -> None:
+    from plait import (
+        AgentInput,
+        AgentWorkflow,
+        Context,
+        ModelReply,
+        Prepared,
+        StopEvent,
+        Text,
+        ToolCall,
+        ToolsDispatched,
+        Usage,
+        step,
+    )
+    from plait.testing import ScriptedModel
+
+    class Escalating(AgentWorkflow):
+        """After the first turn, the rest of the run goes to the bigger model."""
+
+        @step
+        async def prepare(self, ev: AgentInput | ToolsDispatched,
+                          ctx: Context[Any]) -> Prepared | StopEvent:
+            if isinstance(ev, ToolsDispatched):
+                ctx.state.model = "big:model"
+            return await super().prepare(ev, ctx)
+
+    small = ScriptedModel([ModelReply([ToolCall("c1", "key_frame", '{"second": 4}')],
+                                      Usage(5, 5))], name="small")
+    big = ScriptedModel(["It is red."], name="big")
+    models = {"small:model": small, "big:model": big}
+    agent = Agent("small:model", tools=[key_frame], store=MemoryStore(), workflow=Escalating,
+                  connect=models.__getitem__)
+    result = await agent.run("What is at second 4?")
+    assert result.output == "It is red." and result.model == "big:model"
+    assert len(small.requests) == 1 and len(big.requests) == 1
+    frame = big.requests[0].messages[-1].parts[0].output[0]  # type: ignore[union-attr]
+    assert frame.source is not None and frame.source.data == FRAME  # type: ignore[union-attr]
+    assert isinstance(result.messages[-1].parts[0], Text)
