@@ -1,4 +1,5 @@
-"""The ``plait`` command: ``plait graph module:Workflow`` and ``plait demo``."""
+"""The ``plait`` command: ``graph`` (Mermaid), ``demo`` (the multi-provider pipeline;
+``--engine`` for the engine-only demo) and ``wire`` (what a provider would receive)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-
-import anyio
 
 __all__ = ["main"]
 
@@ -43,20 +42,15 @@ def _graph(target: str) -> int:
     return 0
 
 
-def _demo() -> int:
-    from ._demo import run_demo
-
-    anyio.run(run_demo)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``plait`` console script; returns the exit status."""
     parser = argparse.ArgumentParser(prog="plait", description="plait workflow engine")
     sub = parser.add_subparsers(dest="command", required=True)
     graph = sub.add_parser("graph", help="print a workflow's step graph as Mermaid")
     graph.add_argument("target", help="module:WorkflowClass")
-    sub.add_parser("demo", help="run the demo pipeline (no API key needed)")
+    from ._agent_cli import add_subcommands
+
+    handlers = add_subcommands(sub)  # demo (multi-provider pipeline) and wire
     try:  # `plait runs ...` and `plait worker` when the dbos extra is installed
         from plait.dbos._cli import register
     except ImportError:
@@ -68,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     if args.command == "graph":
         return _graph(args.target)
-    return _demo()
+    return handlers[args.command](args)
 
 
 if __name__ == "__main__":
