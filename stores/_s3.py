@@ -16,6 +16,7 @@ import functools
 import re
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote
 
@@ -37,7 +38,7 @@ from plait import (
 from plait._content import new_handle_id
 from plait._store import Body
 
-from ._s3_body import HeadCapture, describe, open_body
+from ._body import HeadCapture, describe, open_body
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -101,7 +102,7 @@ class S3Store(ContentStore):
 
         handle_id = new_handle_id()
         capture = HeadCapture()
-        async with open_body(body) as reader:
+        async with open_body(body) as reader, _closing(reader.chunks):
             # Metadata goes out with the object, but detection needs the first bytes: pull
             # them before the upload starts, then replay them as the first chunk.
             first = await _first_chunk(reader.chunks)
@@ -258,6 +259,17 @@ async def _call(fn: Callable[..., T], *args: Any, handle_id: str, op: str,
         raise
     except Exception as exc:
         raise _translate(exc, handle_id, op) from exc
+
+
+@asynccontextmanager
+async def _closing(chunks: AsyncIterator[bytes]) -> AsyncIterator[None]:
+    """Close the body's chunk generator however the upload ends (trio warns otherwise)."""
+    try:
+        yield
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def _first_chunk(chunks: AsyncIterator[bytes]) -> bytes:
