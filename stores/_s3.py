@@ -59,7 +59,9 @@ class S3Store(ContentStore):
     Credentials are taken from the arguments or, when omitted, from the usual ``AWS_*``
     environment variables (obstore's rules). ``client`` replaces the built-in S3 client with any
     obstore store (GCS, Azure, another S3 configuration); ``bucket`` is then only a label.
-    ``url_expiry`` is how long a presigned URL from ``resolve`` stays valid.
+    ``url_expiry`` is how long a presigned URL from ``resolve`` stays valid; ``part_size`` and
+    ``max_concurrency`` shape multipart uploads (memory in flight is about their product), and
+    reads yield chunks of at most ``read_chunk_size`` bytes.
     """
 
     def __init__(self, bucket: str, *, prefix: str = "", endpoint: str | None = None,
@@ -170,7 +172,8 @@ class S3Store(ContentStore):
 
     async def fetch_stream(self, handle: ContentHandle, *, offset: int = 0,
                            length: int | None = None) -> AsyncIterator[bytes]:
-        """Stream the object, or ``length`` bytes of it from ``offset``, in chunks.
+        """Stream the object, or ``length`` bytes of it from ``offset``, in chunks of at most
+        ``read_chunk_size`` bytes.
 
         :raises ContentNotFound: nothing is stored under this id.
         :raises ContentError: the range lies outside the object, or the read failed.
@@ -194,7 +197,12 @@ class S3Store(ContentStore):
             chunk = await _call(next, chunks, None, handle_id=handle_id, op="read")
             if chunk is None:
                 return
-            yield bytes(chunk)
+            size = self._read_chunk_size
+            if len(chunk) <= size:
+                yield bytes(chunk)
+                continue
+            for start in range(0, len(chunk), size):  # network chunks can be larger
+                yield bytes(chunk[start:start + size])
 
     # --- internals ------------------------------------------------------------------------------
 
