@@ -192,12 +192,15 @@ class S3Store(ContentStore):
             options["range"] = {"offset": offset}
         result = await _call(obstore.get, self._client, self._key(handle_id),
                              options=options or None, handle_id=handle_id, op="read")
-        chunks = iter(result.stream(min_chunk_size=self._read_chunk_size))
+        size = self._read_chunk_size
+        # obstore joins network chunks until at least min_chunk_size: aim a little below the
+        # bound so that chunks rarely exceed it and need splitting (a copy).
+        coalesce = size - 64 * 1024 if size > 128 * 1024 else size
+        chunks = iter(result.stream(min_chunk_size=coalesce))
         while True:
             chunk = await _call(next, chunks, None, handle_id=handle_id, op="read")
             if chunk is None:
                 return
-            size = self._read_chunk_size
             if len(chunk) <= size:
                 yield bytes(chunk)
                 continue
