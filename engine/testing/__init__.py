@@ -2,4 +2,6 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._spans import SpanCapture as SpanCapture
+
+__all__ = ["SpanCapture"]
