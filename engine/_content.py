@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-class ContentKind(str, enum.Enum):
+class ContentKind(enum.StrEnum):
     """What a piece of content is, coarsely: enough to route it to a provider or a tool."""
 
     IMAGE = "image"
@@ -40,9 +40,6 @@ class ContentKind(str, enum.Enum):
     TEXT = "text"
     DATA = "data"
     OTHER = "other"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 # 16 random bytes = 128 bits, rendered in URL-safe base32-ish alphabet: short enough for a model

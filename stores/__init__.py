@@ -1,4 +1,4 @@
-"""Content stores (memory, local files, object storage, provider file APIs) and checkpoint stores."""
+"""Content stores (memory, local files, object storage, provider file APIs), checkpoint stores."""
 
 from __future__ import annotations
 
