@@ -49,7 +49,8 @@ def test_input_messages_schema_with_media_as_references() -> None:
         Message.assistant(Reasoning("thinking", signature="sig-opaque", data="ENCRYPTED"),
                           ToolCall("call_1", "describe", '{"image": "h_abc", "api_key": "k"}')),
         Message("tool", [ToolResult("call_1", "describe",
-                                    [Text("a chart"), Document.from_bytes(PNG, "application/pdf")])]),
+                                    [Text("a chart"),
+                                     Document.from_bytes(PNG, "application/pdf")])]),
     ]
     text = input_messages_json(messages)
     assert B64 not in text and "PNG" not in text and "X-Amz-Signature" not in text
