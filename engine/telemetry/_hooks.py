@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
-from opentelemetry.trace import Link, Span
+from opentelemetry.trace import Link, Span, SpanKind
 
 from . import _runctx
 from . import _semconv as sc
@@ -27,27 +27,34 @@ from ._tracing import Telemetry, error_type, monotonic, record_error
 
 __all__ = ["OTelHooks"]
 
-_NO_LINKS: Final[list[Link]] = []
+_INTERNAL: Final = SpanKind.INTERNAL
+_attach = otel_context.attach
 
 
 class _Run:
-    __slots__ = ("context", "info", "span", "workflow")
+    __slots__ = ("context", "recording", "run_id", "span", "telemetry", "workflow")
 
     def __init__(self, span: Span, workflow: str, run_id: str, telemetry: Telemetry) -> None:
         self.span = span
         self.workflow = workflow
+        self.run_id = run_id
+        self.telemetry = telemetry
         self.context = trace.set_span_in_context(span)
-        self.info = _runctx.RunInfo(run_id, workflow, telemetry=telemetry)
+        # A run that is not sampled (or has no SDK behind it) gets no step spans either: steps
+        # then only bind the log context, which keeps untraced runs near free.
+        self.recording = span.is_recording()
 
 
 class _Step:
-    __slots__ = ("attach", "bind", "name", "run", "span", "start")
+    __slots__ = ("attach", "bind", "name", "run", "span", "span_context", "start")
 
-    def __init__(self, run: _Run, name: str, span: Span, start: float,
-                 attach: contextvars.Token[Any], bind: contextvars.Token[Any]) -> None:
+    def __init__(self, run: _Run, name: str, span: Span | None, start: float,
+                 attach: contextvars.Token[Any] | None,
+                 bind: contextvars.Token[_runctx.RunInfo | None]) -> None:
         self.run = run
         self.name = name
         self.span = span
+        self.span_context = span.get_span_context() if span is not None else None
         self.start = start
         self.attach = attach
         self.bind = bind
@@ -57,14 +64,18 @@ class OTelHooks:
     """Run hooks that trace workflow runs and step executions with OpenTelemetry.
 
     Pass ``telemetry`` (or ``tracer_provider`` / ``meter_provider``, defaulting to the globals);
-    plait never installs a provider itself.
+    plait never installs a provider itself. ``step_metrics=False`` skips the step-duration
+    histogram (an SDK histogram costs about as much as a span).
     """
 
     def __init__(self, telemetry: Telemetry | None = None, *,
                  tracer_provider: trace.TracerProvider | None = None,
-                 meter_provider: metrics.MeterProvider | None = None) -> None:
+                 meter_provider: metrics.MeterProvider | None = None,
+                 step_metrics: bool = True) -> None:
         self.telemetry = telemetry or Telemetry(tracer_provider=tracer_provider,
                                                 meter_provider=meter_provider)
+        self._step_duration = self.telemetry.step_duration if step_metrics else None
+        self._start_span = self.telemetry.tracer.start_span
 
     def run_started(self, workflow_name: str, run_id: str) -> _Run:
         """Open the run's ``invoke_workflow`` span (not made current)."""
@@ -82,33 +93,40 @@ class OTelHooks:
     def step_started(self, run_token: object, step_name: str, attempt: int,
                      origins: Iterable[object] = ()) -> _Step | None:
         """Open ``step {step_name}`` under the run, linked to its origins, and make it current."""
-        if not isinstance(run_token, _Run):
+        if run_token.__class__ is not _Run:
             return None
-        links = [Link(o.span.get_span_context()) for o in origins if isinstance(o, _Step)] \
-            if origins else _NO_LINKS
-        span = self.telemetry.start_span(
-            f"step {step_name}", parent=run_token.context, links=links,
-            attributes={sc.STEP_NAME: step_name, sc.STEP_ATTEMPT: attempt,
-                        sc.WORKFLOW_NAME: run_token.workflow,
-                        sc.RUN_ID: run_token.info.run_id})
-        attach = otel_context.attach(trace.set_span_in_context(span))
-        bind = _runctx.bind(run_token.info._replace(step=step_name, attempt=attempt))
-        return _Step(run_token, step_name, span, monotonic(), attach, bind)
+        run: _Run = run_token  # type: ignore[assignment]
+        bind = _runctx.bind(_runctx.RunInfo(run.run_id, run.workflow, step_name, attempt,
+                                            run.telemetry))
+        if not run.recording:
+            return _Step(run, step_name, None, monotonic(), None, bind)
+        links = [Link(o.span_context) for o in origins
+                 if o.__class__ is _Step and o.span_context is not None]  # type: ignore[attr-defined]
+        span = self._start_span(
+            f"step {step_name}", run.context, _INTERNAL,
+            {sc.STEP_NAME: step_name, sc.STEP_ATTEMPT: attempt}, links,
+            None, False, False)
+        attach = _attach(trace.set_span_in_context(span))
+        return _Step(run, step_name, span, monotonic(), attach, bind)
 
     def step_finished(self, token: object, error: BaseException | None) -> None:
         """Close the step span, restore the context and record the step's duration."""
-        if not isinstance(token, _Step):
+        if token.__class__ is not _Step:
             return
-        elapsed = monotonic() - token.start
-        _runctx.unbind(token.bind)
-        _detach(token.attach)
-        attributes: dict[str, str] = {sc.WORKFLOW_NAME: token.run.workflow,
-                                      sc.STEP_NAME: token.name}
-        if error is not None:
-            attributes[sc.ERROR_TYPE] = error_type(error)
-            record_error(token.span, error)
-        token.span.end()
-        self.telemetry.record_step_duration(elapsed, attributes)
+        step: _Step = token  # type: ignore[assignment]
+        elapsed = monotonic() - step.start
+        _runctx.unbind(step.bind)
+        span = step.span
+        if span is not None:
+            _detach(step.attach)  # type: ignore[arg-type]
+            if error is not None:
+                record_error(span, error)
+            span.end()
+        if self._step_duration is not None:
+            attributes = {sc.WORKFLOW_NAME: step.run.workflow, sc.STEP_NAME: step.name}
+            if error is not None:
+                attributes[sc.ERROR_TYPE] = error_type(error)
+            self._step_duration.record(elapsed, attributes)
 
 
 def _detach(token: contextvars.Token[Any]) -> None:
