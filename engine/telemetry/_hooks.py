@@ -95,13 +95,13 @@ class OTelHooks:
         """Open ``step {step_name}`` under the run, linked to its origins, and make it current."""
         if run_token.__class__ is not _Run:
             return None
-        run: _Run = run_token  # type: ignore[assignment]
+        run: _Run = run_token
         bind = _runctx.bind(_runctx.RunInfo(run.run_id, run.workflow, step_name, attempt,
                                             run.telemetry))
         if not run.recording:
             return _Step(run, step_name, None, monotonic(), None, bind)
         links = [Link(o.span_context) for o in origins
-                 if o.__class__ is _Step and o.span_context is not None]  # type: ignore[attr-defined]
+                 if o.__class__ is _Step and o.span_context is not None]
         span = self._start_span(
             f"step {step_name}", run.context, _INTERNAL,
             {sc.STEP_NAME: step_name, sc.STEP_ATTEMPT: attempt}, links,
@@ -113,7 +113,7 @@ class OTelHooks:
         """Close the step span, restore the context and record the step's duration."""
         if token.__class__ is not _Step:
             return
-        step: _Step = token  # type: ignore[assignment]
+        step: _Step = token
         elapsed = monotonic() - step.start
         _runctx.unbind(step.bind)
         span = step.span
