@@ -142,7 +142,7 @@ class Telemetry:
         Set ``plait.content.bytes`` on the yielded span once the byte count is known.
         """
         attributes: dict[str, AttributeValue] = {
-            sc.OPERATION_NAME: operation, sc.PROVIDER_NAME: sc.provider_name(destination)}
+            sc.CONTENT_OPERATION: operation, sc.PROVIDER_NAME: sc.provider_name(destination)}
         if handle_id is not None:
             attributes[sc.CONTENT_HANDLE_ID] = handle_id
         if mime_type is not None:
