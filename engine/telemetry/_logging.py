@@ -44,7 +44,7 @@ def redact_secrets(
     logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
 ) -> MutableMapping[str, Any]:
     """structlog processor: remove credentials and inline media from every value, at any depth."""
-    cleaned: dict[str, Any] = redact(dict(event_dict))
+    cleaned: dict[str, Any] = redact(dict(event_dict), stringify=True)
     event_dict.clear()
     event_dict.update(cleaned)
     return event_dict

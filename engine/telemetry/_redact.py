@@ -90,27 +90,34 @@ def is_sensitive_key(key: object) -> bool:
     return isinstance(key, str) and key.lower().replace("-", "_") in _SENSITIVE_KEYS
 
 
-def redact(value: Any, _depth: int = 0) -> Any:
+_PLAIN: Final = (int, float, bool, type(None))
+
+
+def redact(value: Any, *, stringify: bool = False, _depth: int = 0) -> Any:
     """A copy of ``value`` with secrets removed from every string, mapping and sequence in it.
 
-    Values under sensitive keys are replaced whole; bytes become a size note (never content).
-    Other objects are returned unchanged: renderers ``repr`` them, so callers that log rich
-    objects should log their fields instead.
+    Values under sensitive keys are replaced whole; bytes become a size note (never content);
+    exceptions become their redacted text. Other objects are returned unchanged, or, with
+    ``stringify=True`` (what the log processor uses, since renderers would ``repr`` them), as
+    their redacted ``repr``.
     """
     if isinstance(value, str):
         return redact_text(value)
+    if isinstance(value, _PLAIN):
+        return value
     if _depth > 32:  # a cycle or absurd nesting: do not recurse forever
         return "[nested too deep]"
+    if isinstance(value, BaseException):
+        return redact_text(f"{type(value).__name__}: {value}")
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, Mapping):
         return {
-            k: (REDACTED if is_sensitive_key(k) and v is not None else redact(v, _depth + 1))
+            k: (REDACTED if is_sensitive_key(k) and v is not None
+                else redact(v, stringify=stringify, _depth=_depth + 1))
             for k, v in value.items()
         }
-    if isinstance(value, list | tuple):
-        items = [redact(v, _depth + 1) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    if isinstance(value, set | frozenset):
-        return {redact(v, _depth + 1) for v in value}
-    return value
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [redact(v, stringify=stringify, _depth=_depth + 1) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    return redact_text(repr(value)) if stringify else value
