@@ -163,8 +163,10 @@ class ChatCall:
                 span.set_attribute(sc.RESPONSE_FINISH_REASONS, [reason])
             span.set_attribute(sc.USAGE_INPUT_TOKENS, usage.input_tokens)
             span.set_attribute(sc.USAGE_OUTPUT_TOKENS, usage.output_tokens)
+            cache_write = (sc.USAGE_CACHE_WRITE_INPUT_TOKENS if self._telemetry.latest
+                           else sc.USAGE_CACHE_CREATION_INPUT_TOKENS)
             for name, value in ((sc.USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_tokens),
-                                (sc.USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_write_tokens),
+                                (cache_write, usage.cache_write_tokens),
                                 (sc.USAGE_REASONING_OUTPUT_TOKENS, usage.reasoning_tokens)):
                 if value:
                     span.set_attribute(name, value)
@@ -172,9 +174,7 @@ class ChatCall:
                 span.set_attribute(sc.OUTPUT_MESSAGES,
                                    cap.output_messages_json(reply, latest=self._telemetry.latest))
         if usage.input_tokens or usage.output_tokens:
-            histogram = self._telemetry.token_usage
-            histogram.record(usage.input_tokens, {**metric_attrs, sc.TOKEN_TYPE: "input"})
-            histogram.record(usage.output_tokens, {**metric_attrs, sc.TOKEN_TYPE: "output"})
+            self._telemetry.record_tokens(usage, metric_attrs)
 
 
 class TracedStream:

@@ -32,7 +32,7 @@ _attach = otel_context.attach
 
 
 class _Run:
-    __slots__ = ("context", "recording", "run_id", "span", "telemetry", "workflow")
+    __slots__ = ("context", "recording", "run_id", "span", "start", "telemetry", "workflow")
 
     def __init__(self, span: Span, workflow: str, run_id: str, telemetry: Telemetry) -> None:
         self.span = span
@@ -43,6 +43,7 @@ class _Run:
         # A run that is not sampled (or has no SDK behind it) gets no step spans either: steps
         # then only bind the log context, which keeps untraced runs near free.
         self.recording = span.is_recording()
+        self.start = monotonic()
 
 
 class _Step:
@@ -87,8 +88,15 @@ class OTelHooks:
 
     def run_finished(self, token: object, error: BaseException | None) -> None:
         """Close the run span, failed when ``error`` is given."""
-        if isinstance(token, _Run):
-            Telemetry.end_span(token.span, error)
+        if not isinstance(token, _Run):
+            return
+        Telemetry.end_span(token.span, error)
+        histogram = self.telemetry.workflow_duration
+        if histogram is not None:
+            attributes = {sc.WORKFLOW_NAME: token.workflow}
+            if error is not None:
+                attributes[sc.ERROR_TYPE] = error_type(error)
+            histogram.record(monotonic() - token.start, attributes)
 
     def step_started(self, run_token: object, step_name: str, attempt: int,
                      origins: Iterable[object] = ()) -> _Step | None:

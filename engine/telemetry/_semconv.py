@@ -5,8 +5,17 @@ repository). Only the OpenTelemetry *API* is a dependency, so the names are spel
 than imported from ``opentelemetry-semantic-conventions``. The deprecated ``gen_ai.system`` is
 never emitted: ``gen_ai.provider.name`` replaced it.
 
-``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`` switches on what the conventions
-added after v1.41 (see ``LATEST_ONLY``).
+``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`` switches to what the GenAI
+conventions repository changed after v1.41, replacing (not adding to) the v1.41 forms:
+
+* token metrics: the ``gen_ai.client.token.usage`` histogram becomes the counters
+  ``gen_ai.client.inference.tokens`` (by ``gen_ai.token.type`` and ``gen_ai.token.modality``),
+  ``gen_ai.client.inference.input_tokens_by_cache`` (``gen_ai.token.cache``) and
+  ``gen_ai.client.inference.output_tokens_by_phase`` (``gen_ai.token.phase``), whose data points
+  partition the totals;
+* ``gen_ai.usage.cache_creation.input_tokens`` is spelled ``gen_ai.usage.cache_write.input_tokens``;
+* a ``gen_ai.workflow.duration`` histogram per run;
+* ``document`` is a message-part modality.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
 USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+USAGE_CACHE_WRITE_INPUT_TOKENS: Final = "gen_ai.usage.cache_write.input_tokens"  # latest
 USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
@@ -56,6 +66,9 @@ AGENT_ID: Final = "gen_ai.agent.id"
 CONVERSATION_ID: Final = "gen_ai.conversation.id"
 WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 TOKEN_TYPE: Final = "gen_ai.token.type"
+TOKEN_MODALITY: Final = "gen_ai.token.modality"  # latest
+TOKEN_CACHE: Final = "gen_ai.token.cache"  # latest
+TOKEN_PHASE: Final = "gen_ai.token.phase"  # latest
 SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 ERROR_TYPE: Final = "error.type"
@@ -80,6 +93,11 @@ METRIC_TOKEN_USAGE: Final = "gen_ai.client.token.usage"
 METRIC_OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
 METRIC_TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk"
 METRIC_STEP_DURATION: Final = "plait.step.duration"
+# The newer conventions (gen_ai_latest_experimental).
+METRIC_INFERENCE_TOKENS: Final = "gen_ai.client.inference.tokens"
+METRIC_INPUT_TOKENS_BY_CACHE: Final = "gen_ai.client.inference.input_tokens_by_cache"
+METRIC_OUTPUT_TOKENS_BY_PHASE: Final = "gen_ai.client.inference.output_tokens_by_phase"
+METRIC_WORKFLOW_DURATION: Final = "gen_ai.workflow.duration"
 
 # Bucket boundaries the conventions recommend for each histogram.
 TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
@@ -118,6 +136,8 @@ _PROVIDER_NAMES: Final[dict[str, str]] = {
     "x_ai": "x_ai",
     "grok": "x_ai",
     "perplexity": "perplexity",
+    "moonshot": "moonshot_ai",
+    "moonshot_ai": "moonshot_ai",
     "cohere": "cohere",
     "watsonx": "ibm.watsonx.ai",
 }

@@ -22,6 +22,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
+from .._messages import Usage
 from . import _semconv as sc
 from ._capture import capture_enabled
 from ._redact import redact_text
@@ -87,10 +88,25 @@ class Telemetry:
         meter = metrics.get_meter(_SCOPE, _VERSION, meter_provider=meter_provider)
         self.capture_content = capture_enabled(capture_content)
         self.latest = sc.latest_experimental() if latest_semconv is None else latest_semconv
-        self.token_usage = meter.create_histogram(
-            sc.METRIC_TOKEN_USAGE, unit="{token}",
-            description="Number of input and output tokens used.",
-            explicit_bucket_boundaries_advisory=sc.TOKEN_BUCKETS)
+        if self.latest:
+            self.inference_tokens = meter.create_counter(
+                sc.METRIC_INFERENCE_TOKENS, unit="{token}",
+                description="Tokens used, by type and modality.")
+            self.input_tokens_by_cache = meter.create_counter(
+                sc.METRIC_INPUT_TOKENS_BY_CACHE, unit="{token}",
+                description="Input tokens, by provider-cache outcome.")
+            self.output_tokens_by_phase = meter.create_counter(
+                sc.METRIC_OUTPUT_TOKENS_BY_PHASE, unit="{token}",
+                description="Output tokens, by generation phase.")
+            self.workflow_duration: metrics.Histogram | None = meter.create_histogram(
+                sc.METRIC_WORKFLOW_DURATION, unit="s", description="Duration of a workflow run.",
+                explicit_bucket_boundaries_advisory=sc.DURATION_BUCKETS)
+        else:
+            self.token_usage = meter.create_histogram(
+                sc.METRIC_TOKEN_USAGE, unit="{token}",
+                description="Number of input and output tokens used.",
+                explicit_bucket_boundaries_advisory=sc.TOKEN_BUCKETS)
+            self.workflow_duration = None
         self.operation_duration = meter.create_histogram(
             sc.METRIC_OPERATION_DURATION, unit="s",
             description="GenAI operation duration.",
@@ -151,9 +167,26 @@ class Telemetry:
             attributes[sc.CONTENT_BYTES] = byte_size
         return self.span(f"{operation} {destination}", attributes=attributes)
 
-    def record_step_duration(self, seconds: float, attributes: Attributes) -> None:
-        """Record one step execution's duration."""
-        self.step_duration.record(seconds, attributes)
+    def record_tokens(self, usage: Usage, attributes: Attributes) -> None:
+        """Record a call's token usage in the metric form the chosen conventions define."""
+        if not self.latest:
+            self.token_usage.record(usage.input_tokens, {**attributes, sc.TOKEN_TYPE: "input"})
+            self.token_usage.record(usage.output_tokens, {**attributes, sc.TOKEN_TYPE: "output"})
+            return
+        # Data points partition the totals, so sums over any dimension stay additive.
+        for kind, count in (("input", usage.input_tokens), ("output", usage.output_tokens)):
+            self.inference_tokens.add(count, {**attributes, sc.TOKEN_TYPE: kind,
+                                              sc.TOKEN_MODALITY: "unknown"})
+        cached = usage.cache_read_tokens + usage.cache_write_tokens
+        for cache, count in (("uncached", max(usage.input_tokens - cached, 0)),
+                             ("read", usage.cache_read_tokens),
+                             ("write", usage.cache_write_tokens)):
+            if count:
+                self.input_tokens_by_cache.add(count, {**attributes, sc.TOKEN_CACHE: cache})
+        for phase, count in (("response", max(usage.output_tokens - usage.reasoning_tokens, 0)),
+                             ("reasoning", usage.reasoning_tokens)):
+            if count:
+                self.output_tokens_by_phase.add(count, {**attributes, sc.TOKEN_PHASE: phase})
 
 
 _default: Telemetry | None = None

@@ -48,8 +48,8 @@ class SpanCapture:
                               f"{sorted(s.name for s in self.spans())}")
         return found[0]
 
-    def histogram_points(self, name: str) -> list[Any]:
-        """The data points recorded so far for the histogram called ``name``."""
+    def metric_points(self, name: str) -> list[Any]:
+        """The data points recorded so far for the metric called ``name`` (any instrument)."""
         data = self.metric_reader.get_metrics_data()
         points: list[Any] = []
         for resource in data.resource_metrics if data else []:

@@ -72,12 +72,12 @@ def test_chat_span_attributes_and_metrics() -> None:
     assert base64.b64encode(PNG).decode() not in attrs["gen_ai.input.messages"]
     assert '"a png"' in attrs["gen_ai.output.messages"]
 
-    tokens = cap.histogram_points("gen_ai.client.token.usage")
+    tokens = cap.metric_points("gen_ai.client.token.usage")
     by_type = {p.attributes["gen_ai.token.type"]: p for p in tokens}
     assert by_type["input"].sum == 10 and by_type["output"].sum == 5
     assert tuple(by_type["input"].explicit_bounds) == tuple(float(b) for b in TOKEN_BUCKETS)
     assert by_type["input"].attributes["gen_ai.provider.name"] == "anthropic"
-    (duration,) = cap.histogram_points("gen_ai.client.operation.duration")
+    (duration,) = cap.metric_points("gen_ai.client.operation.duration")
     assert tuple(duration.explicit_bounds) == DURATION_BUCKETS
     assert duration.attributes["gen_ai.response.model"] == "claude-test-1"
     assert duration.count == 1 and duration.sum >= 0
@@ -110,7 +110,7 @@ def test_failed_call_sets_error_type_without_the_secret() -> None:
     assert span.attributes["gen_ai.provider.name"] == "gcp.gemini"
     (event,) = span.events
     assert key not in str(event.attributes) and key not in (span.status.description or "")
-    (duration,) = cap.histogram_points("gen_ai.client.operation.duration")
+    (duration,) = cap.metric_points("gen_ai.client.operation.duration")
     assert duration.attributes["error.type"] == "plait.ProviderError"
 
 
@@ -148,7 +148,7 @@ async def test_stream_span_is_current_only_while_pulling(caplog: pytest.LogCaptu
     assert attrs["gen_ai.usage.input_tokens"] == 7 and attrs["gen_ai.response.id"] == "resp_9"
     assert attrs["gen_ai.response.time_to_first_chunk"] >= 0
     assert '"arguments":{"q":"x"}' in attrs["gen_ai.output.messages"]
-    assert cap.histogram_points("gen_ai.client.operation.time_to_first_chunk")[0].count == 1
+    assert cap.metric_points("gen_ai.client.operation.time_to_first_chunk")[0].count == 1
     assert "Failed to detach context" not in caplog.text
 
 
@@ -207,3 +207,45 @@ async def test_tool_span_is_parent_of_the_tools_own_spans_in_child_tasks() -> No
     boom = cap.span("execute_tool boom")
     assert boom.attributes["error.type"] == "RuntimeError"
     assert boom.status.status_code is StatusCode.ERROR
+
+
+def test_latest_experimental_conventions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_SEMCONV_STABILITY_OPT_IN", "http, gen_ai_latest_experimental")
+    cap = SpanCapture()
+    tel = Telemetry(tracer_provider=cap.tracer_provider, meter_provider=cap.meter_provider)
+    assert tel.latest
+    call = ChatCall(tel, _request(), provider="moonshot")
+    call.finish(ModelReply([Text("x")], Usage(100, 40, cache_read_tokens=60, cache_write_tokens=10,
+                                               reasoning_tokens=25)))
+    attrs = cap.span("chat claude-test").attributes
+    assert attrs["gen_ai.usage.cache_write.input_tokens"] == 10
+    assert "gen_ai.usage.cache_creation.input_tokens" not in attrs
+    assert attrs["gen_ai.provider.name"] == "moonshot_ai"
+    assert cap.metric_points("gen_ai.client.token.usage") == []
+
+    def sums(metric: str, key: str) -> dict[str, int]:
+        return {p.attributes[key]: p.value for p in cap.metric_points(metric)}
+
+    assert sums("gen_ai.client.inference.tokens", "gen_ai.token.type") == {
+        "input": 100, "output": 40}
+    assert sums("gen_ai.client.inference.input_tokens_by_cache", "gen_ai.token.cache") == {
+        "uncached": 30, "read": 60, "write": 10}
+    assert sums("gen_ai.client.inference.output_tokens_by_phase", "gen_ai.token.phase") == {
+        "response": 15, "reasoning": 25}
+    from plait.telemetry import OTelHooks
+
+    hooks = OTelHooks(tel)
+    hooks.run_finished(hooks.run_started("W", "r"), None)
+    (run,) = cap.metric_points("gen_ai.workflow.duration")
+    assert run.attributes["gen_ai.workflow.name"] == "W" and run.count == 1
+
+
+def test_v141_default_has_no_latest_only_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OTEL_SEMCONV_STABILITY_OPT_IN", raising=False)
+    cap = SpanCapture()
+    tel = Telemetry(tracer_provider=cap.tracer_provider, meter_provider=cap.meter_provider)
+    ChatCall(tel, _request(), provider="openai").finish(
+        ModelReply([Text("x")], Usage(5, 5, cache_write_tokens=2)))
+    assert cap.span("chat claude-test").attributes["gen_ai.usage.cache_creation.input_tokens"] == 2
+    assert cap.metric_points("gen_ai.client.inference.tokens") == []
+    assert len(cap.metric_points("gen_ai.client.token.usage")) == 2

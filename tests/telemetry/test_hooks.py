@@ -54,7 +54,7 @@ async def test_run_and_steps_with_fan_out_fan_in_links() -> None:
         steps["step start"].context.span_id]
     assert {link.context.span_id for link in steps["step join"].links} == {
         steps["step left"].context.span_id, steps["step right"].context.span_id}
-    points = cap.histogram_points("plait.step.duration")
+    points = cap.metric_points("plait.step.duration")
     assert sorted(p.attributes["plait.step.name"] for p in points) == [
         "join", "left", "right", "start"]
     assert trace.get_current_span() is trace.INVALID_SPAN  # nothing left attached
