@@ -5,6 +5,7 @@ The public surface is exactly ``__all__``; everything else lives in private ``_*
 
 from __future__ import annotations
 
+from ._checkpoint import CheckpointStore as CheckpointStore
 from ._content import ContentHandle as ContentHandle
 from ._content import ContentKind as ContentKind
 from ._content import InlineSource as InlineSource
@@ -19,11 +20,13 @@ from ._errors import ContentError as ContentError
 from ._errors import ContentNotFound as ContentNotFound
 from ._errors import ContentRejected as ContentRejected
 from ._errors import ContextLengthExceeded as ContextLengthExceeded
+from ._errors import ConversationError as ConversationError
 from ._errors import InvalidHandleId as InvalidHandleId
 from ._errors import InvalidToolArguments as InvalidToolArguments
 from ._errors import KindMismatch as KindMismatch
 from ._errors import PlaitError as PlaitError
 from ._errors import ProviderError as ProviderError
+from ._errors import ProviderTimeout as ProviderTimeout
 from ._errors import RateLimited as RateLimited
 from ._errors import RunNotFound as RunNotFound
 from ._errors import StepFailed as StepFailed
@@ -34,7 +37,15 @@ from ._errors import ToolOutputError as ToolOutputError
 from ._errors import UnknownHandle as UnknownHandle
 from ._errors import WorkflowCancelled as WorkflowCancelled
 from ._errors import WorkflowDefinitionError as WorkflowDefinitionError
+from ._errors import WorkflowStalled as WorkflowStalled
 from ._errors import WorkflowTimeout as WorkflowTimeout
+from ._events import Event as Event
+from ._events import InputRequired as InputRequired
+from ._events import StartEvent as StartEvent
+from ._events import StepFinished as StepFinished
+from ._events import StepStarted as StepStarted
+from ._events import StopEvent as StopEvent
+from ._hooks import RunHooks as RunHooks
 from ._messages import FinishDelta as FinishDelta
 from ._messages import GenerationOptions as GenerationOptions
 from ._messages import Message as Message
@@ -61,9 +72,14 @@ from ._parts import Image as Image
 from ._parts import MediaPart as MediaPart
 from ._parts import Text as Text
 from ._parts import Video as Video
+from ._retry import Retry as Retry
+from ._run import Run as Run
+from ._run import RunStarter as RunStarter
 from ._scope import HandleScope as HandleScope
+from ._step import step as step
 from ._store import Body as Body
 from ._store import ContentStore as ContentStore
+from ._workflow import Workflow as Workflow
 
 __version__ = "0.1.0"
 
@@ -73,6 +89,7 @@ __all__ = [
     "AuthenticationError",
     "Body",
     "CheckpointError",
+    "CheckpointStore",
     "ContentError",
     "ContentHandle",
     "ContentKind",
@@ -82,12 +99,15 @@ __all__ = [
     "ContentStore",
     "Context",
     "ContextLengthExceeded",
+    "ConversationError",
     "Document",
+    "Event",
     "FinishDelta",
     "GenerationOptions",
     "HandleScope",
     "Image",
     "InlineSource",
+    "InputRequired",
     "InvalidHandleId",
     "InvalidToolArguments",
     "KindMismatch",
@@ -102,12 +122,21 @@ __all__ = [
     "ProviderError",
     "ProviderFileSource",
     "ProviderRaw",
+    "ProviderTimeout",
     "RateLimited",
     "Reasoning",
     "ReasoningDelta",
+    "Retry",
+    "Run",
+    "RunHooks",
     "RunNotFound",
+    "RunStarter",
+    "StartEvent",
     "StepFailed",
+    "StepFinished",
+    "StepStarted",
     "StepTimeout",
+    "StopEvent",
     "StreamDelta",
     "StreamInterrupted",
     "Text",
@@ -125,7 +154,10 @@ __all__ = [
     "Usage",
     "UsageDelta",
     "Video",
+    "Workflow",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
+    "WorkflowStalled",
     "WorkflowTimeout",
+    "step",
 ]

@@ -14,11 +14,13 @@ __all__ = [
     "ContentNotFound",
     "ContentRejected",
     "ContextLengthExceeded",
+    "ConversationError",
     "InvalidHandleId",
     "InvalidToolArguments",
     "KindMismatch",
     "PlaitError",
     "ProviderError",
+    "ProviderTimeout",
     "RateLimited",
     "RunNotFound",
     "StepFailed",
@@ -29,6 +31,7 @@ __all__ = [
     "UnknownHandle",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
+    "WorkflowStalled",
     "WorkflowTimeout",
 ]
 
@@ -78,6 +81,10 @@ class WorkflowCancelled(PlaitError):
     """The run was cancelled by its caller before it finished."""
 
 
+class WorkflowStalled(PlaitError, RuntimeError):
+    """Nothing is running or pending, yet no step emitted a stop event (the run cannot end)."""
+
+
 class CheckpointError(PlaitError):
     """A checkpoint could not be written, read or decoded."""
 
@@ -119,6 +126,10 @@ class ContentRejected(ContentError, ValueError):
 
 
 # --- tools --------------------------------------------------------------------------------------
+
+
+class ConversationError(PlaitError, ValueError):
+    """A conversation breaks a rule every provider enforces (e.g. a tool call left unanswered)."""
 
 
 class ToolError(PlaitError):
@@ -184,3 +195,7 @@ class ContextLengthExceeded(ProviderError):
 
 class StreamInterrupted(ProviderError):
     """A streamed response ended before its terminal event."""
+
+
+class ProviderTimeout(ProviderError, TimeoutError):
+    """The exchange with a provider exceeded its connect, read or total timeout on every attempt."""

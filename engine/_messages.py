@@ -206,10 +206,16 @@ class TextDelta(msgspec.Struct, frozen=True, tag="text_delta"):
 
 
 class ReasoningDelta(msgspec.Struct, frozen=True, tag="reasoning_delta"):
-    """A fragment of reasoning text, or the signature that closes a reasoning block."""
+    """A fragment of reasoning text, or the signature that closes a reasoning block.
+
+    ``data`` and ``id`` carry what ``Reasoning.data`` / ``Reasoning.id`` hold for replay when the
+    stream reports them (Anthropic redacted thinking, OpenAI encrypted reasoning and item id).
+    """
 
     text: str = ""
     signature: str | None = None
+    data: str | None = None
+    id: str | None = None
 
 
 class ToolCallStart(msgspec.Struct, frozen=True, tag="tool_call_start"):

@@ -9,7 +9,7 @@ is dropped, unknown fields are ignored, ``id``/``retry`` are tracked.
 from __future__ import annotations
 
 import codecs
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 
 import msgspec
 
@@ -25,7 +25,7 @@ class SSEEvent(msgspec.Struct, frozen=True):
     retry: int | None = None
 
 
-async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
+async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncGenerator[SSEEvent, None]:
     """Parse an SSE byte stream into events; a trailing event without a blank line is dropped,
     as the spec requires (a cut stream must not look complete)."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")

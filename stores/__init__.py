@@ -2,4 +2,6 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .sqlite_checkpoints import SQLiteCheckpointStore as SQLiteCheckpointStore
+
+__all__: list[str] = ["SQLiteCheckpointStore"]
