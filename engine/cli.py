@@ -43,7 +43,11 @@ def _graph(target: str) -> int:
     return 0
 
 
-def _demo() -> int:
+def _demo(trace: bool = False) -> int:
+    if trace:
+        from .telemetry._cli import traced_demo
+
+        return traced_demo()
     from ._demo import run_demo
 
     anyio.run(run_demo)
@@ -56,11 +60,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     graph = sub.add_parser("graph", help="print a workflow's step graph as Mermaid")
     graph.add_argument("target", help="module:WorkflowClass")
-    sub.add_parser("demo", help="run the demo pipeline (no API key needed)")
+    demo = sub.add_parser("demo", help="run the demo pipeline (no API key needed)")
+    demo.add_argument("--trace", action="store_true",
+                      help="trace the run with OpenTelemetry and print the span tree")
     args = parser.parse_args(argv)
     if args.command == "graph":
         return _graph(args.target)
-    return _demo()
+    return _demo(trace=args.trace)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,14 @@ The engine calls the hooks in the task that runs each step body:
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Link, Span, SpanKind
 
+from .._hooks import RunHooks
 from . import _runctx
 from . import _semconv as sc
 from ._tracing import Telemetry, error_type, monotonic, record_error
@@ -32,7 +33,8 @@ _attach = otel_context.attach
 
 
 class _Run:
-    __slots__ = ("context", "recording", "run_id", "span", "start", "telemetry", "workflow")
+    __slots__ = ("context", "labels", "recording", "run_id", "span", "start", "telemetry",
+                 "workflow")
 
     def __init__(self, span: Span, workflow: str, run_id: str, telemetry: Telemetry) -> None:
         self.span = span
@@ -44,6 +46,14 @@ class _Run:
         # then only bind the log context, which keeps untraced runs near free.
         self.recording = span.is_recording()
         self.start = monotonic()
+        # (step, attempt) -> (log record, span name, span attributes), built once per run.
+        self.labels: dict[tuple[str, int], tuple[_runctx.RunInfo, str, dict[str, Any]]] = {}
+
+    def label(self, step: str, attempt: int) -> tuple[_runctx.RunInfo, str, dict[str, Any]]:
+        made = self.labels[step, attempt] = (
+            _runctx.RunInfo(self.run_id, self.workflow, step, attempt, self.telemetry),
+            f"step {step}", {sc.STEP_NAME: step, sc.STEP_ATTEMPT: attempt})
+        return made
 
 
 class _Step:
@@ -61,7 +71,7 @@ class _Step:
         self.bind = bind
 
 
-class OTelHooks:
+class OTelHooks(RunHooks):
     """Run hooks that trace workflow runs and step executions with OpenTelemetry.
 
     Pass ``telemetry`` (or ``tracer_provider`` / ``meter_provider``, defaulting to the globals);
@@ -99,21 +109,19 @@ class OTelHooks:
             histogram.record(monotonic() - token.start, attributes)
 
     def step_started(self, run_token: object, step_name: str, attempt: int,
-                     origins: Iterable[object] = ()) -> _Step | None:
+                     origins: Sequence[object] = ()) -> _Step | None:
         """Open ``step {step_name}`` under the run, linked to its origins, and make it current."""
         if run_token.__class__ is not _Run:
             return None
         run: _Run = run_token
-        bind = _runctx.bind(_runctx.RunInfo(run.run_id, run.workflow, step_name, attempt,
-                                            run.telemetry))
+        labels = run.labels.get((step_name, attempt)) or run.label(step_name, attempt)
+        bind = _runctx.bind(labels[0])
         if not run.recording:
             return _Step(run, step_name, None, monotonic(), None, bind)
         links = [Link(o.span_context) for o in origins
                  if o.__class__ is _Step and o.span_context is not None]
-        span = self._start_span(
-            f"step {step_name}", run.context, _INTERNAL,
-            {sc.STEP_NAME: step_name, sc.STEP_ATTEMPT: attempt}, links,
-            None, False, False)
+        span = self._start_span(labels[1], run.context, _INTERNAL, labels[2], links, None,
+                                False, False)
         attach = _attach(trace.set_span_in_context(span))
         return _Step(run, step_name, span, monotonic(), attach, bind)
 

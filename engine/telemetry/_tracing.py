@@ -11,6 +11,7 @@ code that needs it (never across a ``yield``).
 
 from __future__ import annotations
 
+import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,14 +38,25 @@ Attributes = Mapping[str, AttributeValue]
 
 
 def error_type(exc: BaseException) -> str:
-    """The ``error.type`` value for ``exc``: its public, fully qualified class name."""
-    cls = type(exc)
-    module = cls.__module__
-    if module == "builtins":
-        return cls.__qualname__
-    if module.startswith("plait.") and module.split(".")[-1].startswith("_"):
-        module = module.rsplit(".", 1)[0]  # plait._errors.StepFailed -> plait.StepFailed
-    return f"{module}.{cls.__qualname__}"
+    """The ``error.type`` value for ``exc``: its public, fully qualified class name.
+
+    plait's own classes are named as exported (``plait.StepFailed``, not ``plait._errors...``);
+    an internal one is named by its nearest public base (an internal timeout is a
+    ``TimeoutError``).
+    """
+    for cls in type(exc).__mro__:
+        module = cls.__module__
+        if module == "builtins":
+            return cls.__qualname__
+        if module != "plait" and not module.startswith("plait."):
+            return f"{module}.{cls.__qualname__}"
+        package, _, leaf = module.rpartition(".")
+        if not leaf.startswith("_"):
+            return f"{module}.{cls.__qualname__}"
+        public = sys.modules.get(package)
+        if public is not None and getattr(public, cls.__name__, None) is cls:
+            return f"{package}.{cls.__qualname__}"
+    return type(exc).__qualname__
 
 
 def record_error(span: Span, exc: BaseException) -> None:
