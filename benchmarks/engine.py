@@ -217,11 +217,12 @@ def _plait_suite(backend: str, n: int, repeats: int) -> dict[str, float]:
     return anyio.run(suite, backend=backend)
 
 
-def _traced_hop(n: int, repeats: int) -> tuple[float, float]:
-    """(untraced, traced) µs per hop on asyncio, interleaved in the same batches.
+def _traced_hop(n: int, repeats: int) -> tuple[float, float, float]:
+    """(untraced, API only, SDK-traced) µs per hop on asyncio, interleaved in the same batches.
 
-    Traced = ``OTelHooks`` on the OpenTelemetry SDK with a ``BatchSpanProcessor`` whose exporter
-    drops everything: the cost of the spans themselves, not of any network.
+    SDK-traced = ``OTelHooks`` on the OpenTelemetry SDK with a ``BatchSpanProcessor`` whose
+    exporter drops everything: the cost of the spans themselves, not of any network. API only =
+    ``OTelHooks`` with no SDK provider installed (what a user pays for leaving hooks on).
     """
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import (
@@ -238,15 +239,15 @@ def _traced_hop(n: int, repeats: int) -> tuple[float, float]:
 
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(Nowhere()))
-    hooks = OTelHooks(tracer_provider=provider)
+    variants = {"plain": None, "api": OTelHooks(), "sdk": OTelHooks(tracer_provider=provider)}
 
-    async def suite() -> tuple[float, float]:
+    async def suite() -> tuple[float, float, float]:
         runs = {}
         for length in (1, 10):
             ns = _build(PLAIT_HEADER, _linear_source("plait", length), f"plait_traced{length}")
             start = ns["Go"](n=1)
-            for traced in (False, True):
-                wf = ns["WORKFLOW"](hooks=hooks if traced else None)
+            for traced, hooks in variants.items():
+                wf = ns["WORKFLOW"](hooks=hooks)
 
                 async def run(wf: Any = wf, start: Any = start) -> Any:
                     return await wf.run(start)
@@ -258,7 +259,8 @@ def _traced_hop(n: int, repeats: int) -> tuple[float, float]:
         for _ in range(batches):
             for key, run in runs.items():
                 best[key] = min(best[key], await _batch_us(run, max(1, n // batches)))
-        return ((best[False, 10] - best[False, 1]) / 9, (best[True, 10] - best[True, 1]) / 9)
+        plain, api, sdk = ((best[v, 10] - best[v, 1]) / 9 for v in variants)
+        return plain, api, sdk
 
     try:
         return anyio.run(suite)
@@ -281,9 +283,10 @@ def main() -> None:
     print(f"plait trio:    {pt['hop']:.2f} µs/hop, {pt['run']:.2f} µs fixed/run, fan-out 1k "
           f"{pt['fan1k']:.2f} ms, 100k {pt['fan100k']:.0f} ms", flush=True)
     print(f"plait peak RSS: {plait_rss:.1f} MB", flush=True)
-    plain, traced = _traced_hop(n, repeats)
-    print(f"plait asyncio traced (OTel SDK + BatchSpanProcessor): {traced:.2f} µs/hop against "
-          f"{plain:.2f} untraced in the same batches ({traced / plain:.1f}x)", flush=True)
+    plain, api_only, traced = _traced_hop(n, repeats)
+    print(f"plait asyncio traced (OTel SDK + BatchSpanProcessor): {traced:.2f} µs/hop, hooks "
+          f"on without an SDK {api_only:.2f}, untraced {plain:.2f} in the same batches "
+          f"({traced / plain:.1f}x)", flush=True)
 
     async def llama() -> tuple[float, float, float]:
         hop, run = await _linear("llama", n if not args.quick else 500, 1 if args.quick else 2)
@@ -304,6 +307,7 @@ def main() -> None:
         "peak_rss_mb": round(plait_rss, 1),
         "plait_hop_traced_us": round(traced, 2),
         "plait_hop_untraced_same_batches_us": round(plain, 2),
+        "plait_hop_otel_api_only_us": round(api_only, 2),
         "plait_trio_hop_us": round(pt["hop"], 2),
         "plait_trio_run_us": round(pt["run"], 2),
         "plait_trio_fanout_1k_ms": round(pt["fan1k"], 2),

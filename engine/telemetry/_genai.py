@@ -9,10 +9,12 @@ span starts.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
@@ -35,15 +37,28 @@ from . import _capture as cap
 from . import _semconv as sc
 from ._tracing import Telemetry, activate, error_type, monotonic, record_error
 
-__all__ = ["ChatCall", "TracedStream", "agent_span", "tool_span"]
+__all__ = ["ChatCall", "TracedStream", "agent_span", "server_of", "tool_span"]
 
 
-def _request_attributes(request: ModelRequest, provider: str, server_address: str | None,
+@functools.lru_cache(maxsize=64)
+def server_of(base_url: str) -> tuple[str | None, int | None]:
+    """``server.address`` and ``server.port`` for a provider's base URL (default ports filled)."""
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port
+    except ValueError:
+        return None, None
+    if port is None:
+        port = {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.hostname, port
+
+
+def _request_attributes(model: str, provider: str, server_address: str | None,
                         server_port: int | None) -> dict[str, AttributeValue]:
     attrs: dict[str, AttributeValue] = {
         sc.OPERATION_NAME: sc.OP_CHAT,
         sc.PROVIDER_NAME: provider,
-        sc.REQUEST_MODEL: request.model,
+        sc.REQUEST_MODEL: model,
     }
     if server_address:
         attrs[sc.SERVER_ADDRESS] = server_address
@@ -56,15 +71,18 @@ class ChatCall:
     """The span and metrics of one model call; end it with ``finish``."""
 
     def __init__(self, telemetry: Telemetry, request: ModelRequest, *, provider: str,
-                 server_address: str | None = None, server_port: int | None = None) -> None:
+                 server_address: str | None = None, server_port: int | None = None,
+                 model: str | None = None, stream: bool | None = None) -> None:
         self._telemetry = telemetry
         self._start = monotonic()
         self._first_chunk: float | None = None
         self._finished = False
         self.provider = sc.provider_name(provider)
-        self._metric_attrs = _request_attributes(request, self.provider, server_address,
+        model = model or request.model
+        self._stream = request.stream if stream is None else stream
+        self._metric_attrs = _request_attributes(model, self.provider, server_address,
                                                  server_port)
-        self.span = telemetry.start_span(f"{sc.OP_CHAT} {request.model}", kind=SpanKind.CLIENT,
+        self.span = telemetry.start_span(f"{sc.OP_CHAT} {model}", kind=SpanKind.CLIENT,
                                          attributes=self._metric_attrs)
         # Stream accumulation, only used when the caller feeds deltas through ``observe``.
         self._text: list[str] = []
@@ -83,7 +101,7 @@ class ChatCall:
                 span.set_attribute(name, value)
         if options.stop:
             span.set_attribute(sc.REQUEST_STOP_SEQUENCES, list(options.stop))
-        if request.stream:
+        if self._stream:
             span.set_attribute(sc.REQUEST_STREAM, True)
         if self._telemetry.capture_content:
             latest = self._telemetry.latest
