@@ -163,3 +163,26 @@ async def test_logs_carry_the_run_and_partial_event_consumption_is_clean(
     assert "Failed to detach context" not in caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+class Slow(Workflow):
+    @step
+    async def wait(self, ev: Go) -> StopEvent:
+        await anyio.sleep(30)
+        return StopEvent(result="never")
+
+
+async def test_a_cancelled_run_still_ends_its_step_span() -> None:
+    cap = SpanCapture()
+    hooks = OTelHooks(tracer_provider=cap.tracer_provider)
+    async with Slow(hooks=hooks).start(Go()) as run:
+        async for ev in run.events():
+            if getattr(ev, "step", None) == "wait":
+                break
+        await run.cancel()
+    step_span = cap.span("step wait")
+    assert step_span.status.status_code is StatusCode.ERROR
+    assert "ancel" in step_span.attributes["error.type"]
+    run_span = cap.span("invoke_workflow Slow")
+    assert run_span.attributes["error.type"] == "plait.WorkflowCancelled"
+    assert trace.get_current_span() is trace.INVALID_SPAN
