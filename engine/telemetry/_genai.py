@@ -245,7 +245,8 @@ def tool_span(telemetry: Telemetry, call: ToolCall, *, tool_type: str = "functio
               description: str | None = None) -> Iterator[Any]:
     """``execute_tool {name}``, current inside the block so the tool's own spans nest under it.
 
-    The yielded recorder takes the ``ToolResult`` (``recorder(result)``) to mark tool errors and
+    The yielded recorder takes the ``ToolResult`` (``recorder(result, error)``) to mark tool
+    errors (``error.type`` is the exception's class when given, else ``tool_error``) and to
     capture the result when content capture is on.
     """
     attrs: dict[str, AttributeValue] = {
@@ -257,11 +258,12 @@ def tool_span(telemetry: Telemetry, call: ToolCall, *, tool_type: str = "functio
         if telemetry.capture_content and span.is_recording():
             span.set_attribute(sc.TOOL_CALL_ARGUMENTS, cap.tool_arguments_json(call))
 
-        def record(result: ToolResult) -> None:
+        def record(result: ToolResult, error: BaseException | None = None) -> None:
             if not span.is_recording():
                 return
-            if result.is_error:
-                # The model sees the error and carries on; the span still reports it.
+            if error is not None:
+                record_error(span, error)  # the model sees it as a tool error and carries on
+            elif result.is_error:
                 span.set_attribute(sc.ERROR_TYPE, "tool_error")
                 span.set_status(Status(StatusCode.ERROR, "tool returned an error result"))
             if telemetry.capture_content:

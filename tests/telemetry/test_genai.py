@@ -249,3 +249,15 @@ def test_v141_default_has_no_latest_only_names(monkeypatch: pytest.MonkeyPatch) 
     assert cap.span("chat claude-test").attributes["gen_ai.usage.cache_creation.input_tokens"] == 2
     assert cap.metric_points("gen_ai.client.inference.tokens") == []
     assert len(cap.metric_points("gen_ai.client.token.usage")) == 2
+
+
+def test_tool_error_with_exception_names_its_class() -> None:
+    cap = SpanCapture()
+    tel = Telemetry(tracer_provider=cap.tracer_provider)
+    with tool_span(tel, ToolCall("c", "div")) as record:
+        record(ToolResult("c", "div", [Text("Tool 'div' failed")], is_error=True),
+               ZeroDivisionError("division by zero"))
+    span = cap.span("execute_tool div")
+    assert span.attributes["error.type"] == "ZeroDivisionError"
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.events[0].attributes["exception.message"] == "division by zero"
