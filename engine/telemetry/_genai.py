@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from .._messages import (
@@ -113,7 +113,7 @@ class ChatCall:
             if request.tools:
                 span.set_attribute(sc.TOOL_DEFINITIONS, cap.tool_definitions_json(request.tools))
 
-    def activate(self) -> Any:
+    def activate(self) -> AbstractContextManager[Span]:
         """Context manager making the span current (for one pull or one request, no ``yield``)."""
         return activate(self.span)
 
@@ -240,9 +240,15 @@ class TracedStream:
         await self.aclose()
 
 
+class ToolRecorder(Protocol):
+    """What ``tool_span`` yields: call it with the tool's result (and exception, if any)."""
+
+    def __call__(self, result: ToolResult, error: BaseException | None = None) -> None: ...
+
+
 @contextmanager
 def tool_span(telemetry: Telemetry, call: ToolCall, *, tool_type: str = "function",
-              description: str | None = None) -> Iterator[Any]:
+              description: str | None = None) -> Iterator[ToolRecorder]:
     """``execute_tool {name}``, current inside the block so the tool's own spans nest under it.
 
     The yielded recorder takes the ``ToolResult`` (``recorder(result, error)``) to mark tool
@@ -275,7 +281,7 @@ def tool_span(telemetry: Telemetry, call: ToolCall, *, tool_type: str = "functio
 
 def agent_span(telemetry: Telemetry, name: str, *, model: str | None = None,
                provider: str | None = None, agent_id: str | None = None,
-               conversation_id: str | None = None) -> Any:
+               conversation_id: str | None = None) -> AbstractContextManager[Span]:
     """``invoke_agent {name}`` (INTERNAL: the agent runs in this process), current in the block."""
     attrs: dict[str, AttributeValue] = {sc.OPERATION_NAME: sc.OP_INVOKE_AGENT,
                                         sc.AGENT_NAME: name}

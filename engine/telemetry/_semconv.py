@@ -21,6 +21,7 @@ conventions repository changed after v1.41, replacing (not adding to) the v1.41 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Final
 
 __all__ = [
@@ -153,7 +154,7 @@ OPT_IN_ENV: Final = "OTEL_SEMCONV_STABILITY_OPT_IN"
 LATEST_EXPERIMENTAL: Final = "gen_ai_latest_experimental"
 
 
-def latest_experimental(environ: dict[str, str] | None = None) -> bool:
+def latest_experimental(environ: Mapping[str, str] | None = None) -> bool:
     """Whether the user opted into the newest experimental GenAI conventions."""
     value = (environ if environ is not None else os.environ).get(OPT_IN_ENV, "")
     return LATEST_EXPERIMENTAL in {v.strip() for v in value.split(",")}

@@ -15,8 +15,8 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, Final
+from contextlib import AbstractContextManager, contextmanager
+from typing import Final
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
@@ -164,7 +164,7 @@ class Telemetry:
 
     def content_transfer(self, operation: str, *, destination: str,
                          handle_id: str | None = None, mime_type: str | None = None,
-                         byte_size: int | None = None) -> Any:
+                         byte_size: int | None = None) -> AbstractContextManager[Span]:
         """A current span for a rehost or upload of content (``operation`` names it).
 
         Set ``plait.content.bytes`` on the yielded span once the byte count is known.
