@@ -14,6 +14,7 @@ from ._content import MediaSource as MediaSource
 from ._content import ProviderFileSource as ProviderFileSource
 from ._content import UrlSource as UrlSource
 from ._context import Context as Context
+from ._directory import handle_directory_note as handle_directory_note
 from ._errors import AuthenticationError as AuthenticationError
 from ._errors import CheckpointError as CheckpointError
 from ._errors import ContentError as ContentError
@@ -32,8 +33,10 @@ from ._errors import RunNotFound as RunNotFound
 from ._errors import StepFailed as StepFailed
 from ._errors import StepTimeout as StepTimeout
 from ._errors import StreamInterrupted as StreamInterrupted
+from ._errors import ToolDefinitionError as ToolDefinitionError
 from ._errors import ToolError as ToolError
 from ._errors import ToolOutputError as ToolOutputError
+from ._errors import ToolTimeout as ToolTimeout
 from ._errors import UnknownHandle as UnknownHandle
 from ._errors import WorkflowCancelled as WorkflowCancelled
 from ._errors import WorkflowDefinitionError as WorkflowDefinitionError
@@ -46,6 +49,16 @@ from ._events import StepFinished as StepFinished
 from ._events import StepStarted as StepStarted
 from ._events import StopEvent as StopEvent
 from ._hooks import RunHooks as RunHooks
+from ._inputs import AudioInput as AudioInput
+from ._inputs import ContentInput as ContentInput
+from ._inputs import FileInput as FileInput
+from ._inputs import ImageInput as ImageInput
+from ._inputs import VideoInput as VideoInput
+from ._invoke import ToolInvocation as ToolInvocation
+from ._invoke import invoke_tool as invoke_tool
+from ._kinds import detect_kind as detect_kind
+from ._kinds import detect_mime_type as detect_mime_type
+from ._mcp import mcp_tools as mcp_tools
 from ._messages import FinishDelta as FinishDelta
 from ._messages import GenerationOptions as GenerationOptions
 from ._messages import Message as Message
@@ -72,6 +85,7 @@ from ._parts import Image as Image
 from ._parts import MediaPart as MediaPart
 from ._parts import Text as Text
 from ._parts import Video as Video
+from ._resolver import resolve_arguments as resolve_arguments
 from ._retry import Retry as Retry
 from ._run import Run as Run
 from ._run import RunStarter as RunStarter
@@ -79,6 +93,10 @@ from ._scope import HandleScope as HandleScope
 from ._step import step as step
 from ._store import Body as Body
 from ._store import ContentStore as ContentStore
+from ._tool_output import ToolOutput as ToolOutput
+from ._tool_output import provider_raw as provider_raw
+from ._tools import Tool as Tool
+from ._tools import tool as tool
 from ._workflow import Workflow as Workflow
 
 __version__ = "0.1.0"
@@ -86,12 +104,14 @@ __version__ = "0.1.0"
 # Kept sorted; tests/test_public_api.py checks it against the module namespace.
 __all__ = [
     "Audio",
+    "AudioInput",
     "AuthenticationError",
     "Body",
     "CheckpointError",
     "CheckpointStore",
     "ContentError",
     "ContentHandle",
+    "ContentInput",
     "ContentKind",
     "ContentNotFound",
     "ContentPart",
@@ -102,10 +122,12 @@ __all__ = [
     "ConversationError",
     "Document",
     "Event",
+    "FileInput",
     "FinishDelta",
     "GenerationOptions",
     "HandleScope",
     "Image",
+    "ImageInput",
     "InlineSource",
     "InputRequired",
     "InvalidHandleId",
@@ -141,23 +163,37 @@ __all__ = [
     "StreamInterrupted",
     "Text",
     "TextDelta",
+    "Tool",
     "ToolCall",
     "ToolCallDelta",
     "ToolCallEnd",
     "ToolCallStart",
+    "ToolDefinitionError",
     "ToolError",
+    "ToolInvocation",
+    "ToolOutput",
     "ToolOutputError",
     "ToolResult",
     "ToolSpec",
+    "ToolTimeout",
     "UnknownHandle",
     "UrlSource",
     "Usage",
     "UsageDelta",
     "Video",
+    "VideoInput",
     "Workflow",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
     "WorkflowStalled",
     "WorkflowTimeout",
+    "detect_kind",
+    "detect_mime_type",
+    "handle_directory_note",
+    "invoke_tool",
+    "mcp_tools",
+    "provider_raw",
+    "resolve_arguments",
     "step",
+    "tool",
 ]

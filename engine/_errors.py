@@ -26,8 +26,10 @@ __all__ = [
     "StepFailed",
     "StepTimeout",
     "StreamInterrupted",
+    "ToolDefinitionError",
     "ToolError",
     "ToolOutputError",
+    "ToolTimeout",
     "UnknownHandle",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
@@ -154,6 +156,19 @@ class KindMismatch(ToolError, TypeError):
 
 class ToolOutputError(ToolError, TypeError):
     """A tool returned something plait cannot turn into a result for the model."""
+
+
+class ToolDefinitionError(ToolError, TypeError):
+    """A function cannot become a tool (bad name, ``*args``, unresolvable annotations...)."""
+
+
+class ToolTimeout(ToolError, TimeoutError):
+    """A tool call ran past its timeout and was cancelled."""
+
+    def __init__(self, tool: str, timeout: float) -> None:
+        self.tool = tool
+        self.timeout = timeout
+        super().__init__(f"tool {tool!r} timed out after {timeout:g}s")
 
 
 # --- providers ----------------------------------------------------------------------------------

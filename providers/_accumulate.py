@@ -1,10 +1,12 @@
 """Turn a stream of ``StreamDelta`` into the ``ModelReply`` a non-streaming call would return.
 
 Parts keep the order in which they began: consecutive text deltas form one ``Text``,
-consecutive reasoning deltas one ``Reasoning`` (a ``ReasoningDelta`` with a ``signature`` closes
-it), and tool-call fragments are joined per ``index``. ``UsageDelta`` values are treated as
-cumulative snapshots that may each carry only some counters (Anthropic reports input tokens at
-the start and output tokens at the end): the reply keeps the largest value seen per counter.
+consecutive reasoning deltas one ``Reasoning`` (a ``ReasoningDelta`` carrying a ``signature``,
+``data`` or ``id`` completes the open block with them and closes it, so redacted or encrypted
+reasoning survives for replay), and tool-call fragments are joined per ``index``.
+``UsageDelta`` values are treated as snapshots that may each carry only some counters
+(Anthropic reports input tokens at the start and output tokens at the end): the reply keeps the
+largest value seen per counter.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ __all__ = ["Accumulator", "accumulate"]
 
 
 class _Block:
-    __slots__ = ("fragments", "kind", "name", "signature", "tool_id")
+    __slots__ = ("closed", "data", "fragments", "item_id", "kind", "name", "signature", "tool_id")
 
     def __init__(self, kind: str, tool_id: str = "", name: str = "",
                  signature: str | None = None) -> None:
@@ -41,6 +43,9 @@ class _Block:
         self.tool_id = tool_id
         self.name = name
         self.signature = signature
+        self.data: str | None = None
+        self.item_id: str | None = None
+        self.closed = False
 
 
 class Accumulator:
@@ -62,12 +67,18 @@ class Accumulator:
                 self._blocks.append(last)
             last.fragments.append(delta.text)
         elif isinstance(delta, ReasoningDelta):
-            if last is None or last.kind != "reasoning" or last.signature is not None:
+            if last is None or last.kind != "reasoning" or last.closed:
                 last = _Block("reasoning")
                 self._blocks.append(last)
             last.fragments.append(delta.text)
             if delta.signature is not None:
                 last.signature = delta.signature
+            if delta.data is not None:
+                last.data = delta.data
+            if delta.id is not None:
+                last.item_id = delta.id
+            if delta.signature is not None or delta.data is not None or delta.id is not None:
+                last.closed = True
         elif isinstance(delta, ToolCallStart):
             block = _Block("tool", delta.id, delta.name, delta.signature)
             self._tools[delta.index] = block
@@ -99,7 +110,8 @@ class Accumulator:
             if block.kind == "text":
                 parts.append(Text(text))
             elif block.kind == "reasoning":
-                parts.append(Reasoning(text, provider=self.provider, signature=block.signature))
+                parts.append(Reasoning(text, provider=self.provider, signature=block.signature,
+                                       data=block.data, id=block.item_id))
             else:
                 parts.append(ToolCall(block.tool_id, block.name, text or "{}", block.signature))
         finish = self.finish

@@ -4,7 +4,8 @@ One ``Transport`` per provider instance owns (or borrows) an ``httpx.AsyncClient
 pooling, HTTP/2 for ``https`` when the ``h2`` package is present. Failed attempts are retried with
 exponential backoff and full jitter on 408, 409, 429, 5xx and connection errors, honouring
 ``Retry-After`` (seconds or an HTTP date) and ``retry-after-ms``; other statuses map at once to
-``AuthenticationError`` (401/403), ``RateLimited`` (429, ``retry_after`` set),
+``AuthenticationError`` (401/403, or a 400 that says the key is invalid), ``RateLimited``
+(429, ``retry_after`` set),
 ``ContextLengthExceeded`` (a 400/413 whose message says the input is too long) or
 ``ProviderError`` (provider, status, request id, message). A stream that breaks after its headers
 raises ``StreamInterrupted``; timeouts after the last attempt raise ``ProviderTimeout``.
@@ -49,6 +50,8 @@ _REQUEST_ID_HEADERS = ("x-request-id", "request-id", "x-amzn-requestid", "apim-r
 _CONTEXT_HINTS = ("context_length", "context length", "maximum context", "too many tokens",
                   "prompt is too long", "input is too long", "exceeds the context",
                   "input token count", "reduce the length")
+# Gemini answers a bad key with 400 INVALID_ARGUMENT rather than 401: recognise it by its text.
+_AUTH_HINTS = ("api key not valid", "api_key_invalid", "invalid api key", "incorrect api key")
 _RETRY_ERRORS = (httpx.TransportError,)
 
 
@@ -283,10 +286,10 @@ class Transport:
         if status == 429:
             return RateLimited(message, provider=self.provider, status=status,
                                request_id=request_id, retry_after=retry_after)
-        if status in (401, 403):
+        lowered = message.lower()
+        if status in (401, 403) or (status == 400 and any(h in lowered for h in _AUTH_HINTS)):
             return AuthenticationError(message, provider=self.provider, status=status,
                                        request_id=request_id)
-        lowered = message.lower()
         if status in (400, 413, 422) and any(h in lowered for h in _CONTEXT_HINTS):
             return ContextLengthExceeded(message, provider=self.provider, status=status,
                                          request_id=request_id)

@@ -1,7 +1,13 @@
-"""Content stores (memory, local files, object storage, provider file APIs), checkpoint stores."""
+"""Content stores (memory, local files, object storage, provider file APIs) and checkpoint stores."""
 
 from __future__ import annotations
 
+from .local import LocalFileStore as LocalFileStore
+from .memory import MemoryStore as MemoryStore
 from .sqlite_checkpoints import SQLiteCheckpointStore as SQLiteCheckpointStore
 
-__all__: list[str] = ["SQLiteCheckpointStore"]
+__all__: list[str] = [
+    "LocalFileStore",
+    "MemoryStore",
+    "SQLiteCheckpointStore",
+]

@@ -1,8 +1,10 @@
-"""Every async test runs on asyncio and on trio (anyio's pytest plugin, parametrized backend)."""
+"""Every async test runs on asyncio and on trio.
+
+anyio's pytest plugin runs every ``async def`` test (``anyio_mode = "auto"`` in pyproject.toml);
+the ``anyio_backend`` fixture below parametrizes each over both backends.
+"""
 
 from __future__ import annotations
-
-import inspect
 
 import pytest
 
@@ -16,9 +18,3 @@ import pytest
 def anyio_backend(request: pytest.FixtureRequest) -> tuple[str, dict[str, object]]:
     return request.param  # type: ignore[no-any-return]
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        func = getattr(item, "function", None)
-        if func is not None and inspect.iscoroutinefunction(func):
-            item.add_marker(pytest.mark.anyio)

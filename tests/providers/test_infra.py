@@ -381,6 +381,22 @@ def test_accumulator_keeps_block_order_signatures_and_max_usage() -> None:
         acc.add(Text("not a delta"))  # type: ignore[arg-type]
 
 
+def test_accumulator_keeps_redacted_and_encrypted_reasoning_for_replay() -> None:
+    acc = Accumulator(provider="openai-responses")
+    for delta in [
+        ReasoningDelta("summary "), ReasoningDelta("text"),
+        ReasoningDelta(id="rs_1", data="ENCRYPTED"),       # closes the open item
+        ReasoningDelta(data="REDACTED"),                    # a block of its own
+        TextDelta("answer"),
+    ]:
+        acc.add(delta)
+    assert acc.reply().parts == [
+        Reasoning("summary text", provider="openai-responses", data="ENCRYPTED", id="rs_1"),
+        Reasoning("", provider="openai-responses", data="REDACTED"),
+        Text("answer"),
+    ]
+
+
 def test_raw_tool_output_is_used_verbatim_for_its_provider() -> None:
     from plait.providers import openai_chat
 
