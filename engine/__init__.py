@@ -5,6 +5,24 @@ The public surface is exactly ``__all__``; everything else lives in private ``_*
 
 from __future__ import annotations
 
+from ._agent import Agent as Agent
+from ._agent_events import AgentInput as AgentInput
+from ._agent_events import AgentResult as AgentResult
+from ._agent_events import AgentTextDelta as AgentTextDelta
+from ._agent_events import MediaRouted as MediaRouted
+from ._agent_events import ModelResponded as ModelResponded
+from ._agent_events import Prepared as Prepared
+from ._agent_events import Rehosted as Rehosted
+from ._agent_events import Serialized as Serialized
+from ._agent_events import ToolCallFinished as ToolCallFinished
+from ._agent_events import ToolCallsResolved as ToolCallsResolved
+from ._agent_events import ToolCallStarted as ToolCallStarted
+from ._agent_events import ToolsDispatched as ToolsDispatched
+from ._agent_events import TransferProgressed as TransferProgressed
+from ._agent_events import TurnFinished as TurnFinished
+from ._agent_events import TurnStarted as TurnStarted
+from ._agent_workflow import AgentState as AgentState
+from ._agent_workflow import AgentWorkflow as AgentWorkflow
 from ._checkpoint import CheckpointStore as CheckpointStore
 from ._content import ContentHandle as ContentHandle
 from ._content import ContentKind as ContentKind
@@ -85,6 +103,9 @@ from ._parts import Image as Image
 from ._parts import MediaPart as MediaPart
 from ._parts import Text as Text
 from ._parts import Video as Video
+from ._progress import TransferProgress as TransferProgress
+from ._rehost import MediaMove as MediaMove
+from ._rehost import Rehoster as Rehoster
 from ._resolver import resolve_arguments as resolve_arguments
 from ._retry import Retry as Retry
 from ._run import Run as Run
@@ -103,6 +124,12 @@ __version__ = "0.1.0"
 
 # Kept sorted; tests/test_public_api.py checks it against the module namespace.
 __all__ = [
+    "Agent",
+    "AgentInput",
+    "AgentResult",
+    "AgentState",
+    "AgentTextDelta",
+    "AgentWorkflow",
     "Audio",
     "AudioInput",
     "AuthenticationError",
@@ -134,13 +161,17 @@ __all__ = [
     "InvalidToolArguments",
     "KindMismatch",
     "LocalPathSource",
+    "MediaMove",
     "MediaPart",
+    "MediaRouted",
     "MediaSource",
     "Message",
     "MessagePart",
     "ModelReply",
     "ModelRequest",
+    "ModelResponded",
     "PlaitError",
+    "Prepared",
     "ProviderError",
     "ProviderFileSource",
     "ProviderRaw",
@@ -148,11 +179,14 @@ __all__ = [
     "RateLimited",
     "Reasoning",
     "ReasoningDelta",
+    "Rehosted",
+    "Rehoster",
     "Retry",
     "Run",
     "RunHooks",
     "RunNotFound",
     "RunStarter",
+    "Serialized",
     "StartEvent",
     "StepFailed",
     "StepFinished",
@@ -167,7 +201,10 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "ToolCallEnd",
+    "ToolCallFinished",
     "ToolCallStart",
+    "ToolCallStarted",
+    "ToolCallsResolved",
     "ToolDefinitionError",
     "ToolError",
     "ToolInvocation",
@@ -176,6 +213,11 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "ToolTimeout",
+    "ToolsDispatched",
+    "TransferProgress",
+    "TransferProgressed",
+    "TurnFinished",
+    "TurnStarted",
     "UnknownHandle",
     "UrlSource",
     "Usage",

@@ -1,4 +1,5 @@
-"""The ``plait`` command: ``plait graph module:Workflow`` and ``plait demo``."""
+"""The ``plait`` command: ``graph`` (Mermaid), ``demo`` (the multi-provider pipeline;
+``--engine`` for the engine-only demo) and ``wire`` (what a provider would receive)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-
-import anyio
 
 __all__ = ["main"]
 
@@ -43,30 +42,19 @@ def _graph(target: str) -> int:
     return 0
 
 
-def _demo(trace: bool = False) -> int:
-    if trace:
-        from .telemetry._cli import traced_demo
-
-        return traced_demo()
-    from ._demo import run_demo
-
-    anyio.run(run_demo)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``plait`` console script; returns the exit status."""
     parser = argparse.ArgumentParser(prog="plait", description="plait workflow engine")
     sub = parser.add_subparsers(dest="command", required=True)
     graph = sub.add_parser("graph", help="print a workflow's step graph as Mermaid")
     graph.add_argument("target", help="module:WorkflowClass")
-    demo = sub.add_parser("demo", help="run the demo pipeline (no API key needed)")
-    demo.add_argument("--trace", action="store_true",
-                      help="trace the run with OpenTelemetry and print the span tree")
+    from ._agent_cli import add_subcommands
+
+    handlers = add_subcommands(sub)  # demo (multi-provider pipeline) and wire
     args = parser.parse_args(argv)
     if args.command == "graph":
         return _graph(args.target)
-    return _demo(trace=args.trace)
+    return handlers[args.command](args)
 
 
 if __name__ == "__main__":

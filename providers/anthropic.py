@@ -54,6 +54,7 @@ from ._body import MediaEncoder
 from ._capabilities import DOCUMENT, IMAGE, MB, Capabilities, CapabilityTable
 from ._placement import place_media
 from ._registry import ProviderSpec, header_auth, register
+from ._schema import wire_parameters
 from ._sse import iter_sse
 from ._turns import pair_tool_results
 
@@ -176,7 +177,7 @@ def build_request(request: ModelRequest, *, caps: Capabilities | None = None,
         body["system"] = "\n\n".join(system)
     if request.tools:
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            {"name": t.name, "description": t.description, "input_schema": wire_parameters(t.parameters)}
             for t in request.tools
         ]
     if request.tool_choice and request.tools:

@@ -68,6 +68,7 @@ from ._eventstream import iter_frames
 from ._log import logger
 from ._placement import media_label, media_placeholder, place_media
 from ._registry import ProviderSpec, bearer_auth, register
+from ._schema import wire_parameters
 from ._turns import pair_tool_results
 
 __all__ = [
@@ -329,7 +330,8 @@ def build_request(request: ModelRequest, *, caps: Capabilities | None = None,
     if request.tools:
         tools = []
         for tool in request.tools:
-            spec: dict[str, Any] = {"name": tool.name, "inputSchema": {"json": tool.parameters}}
+            schema = wire_parameters(tool.parameters)
+            spec: dict[str, Any] = {"name": tool.name, "inputSchema": {"json": schema}}
             if tool.description:
                 spec["description"] = tool.description
             tools.append({"toolSpec": spec})

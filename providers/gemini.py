@@ -58,6 +58,7 @@ from ._body import MediaEncoder
 from ._capabilities import AUDIO, DOCUMENT, IMAGE, MB, VIDEO, Capabilities, CapabilityTable
 from ._placement import place_media
 from ._registry import ProviderSpec, header_auth, register
+from ._schema import wire_parameters
 from ._sse import iter_sse
 from ._turns import pair_tool_results
 
@@ -166,7 +167,8 @@ def build_request(request: ModelRequest, *, caps: Capabilities | None = None,
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     if request.tools:
         body["tools"] = [{"functionDeclarations": [
-            {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters}
+            {"name": t.name, "description": t.description,
+             "parametersJsonSchema": wire_parameters(t.parameters)}
             for t in request.tools
         ]}]
         if request.tool_choice:

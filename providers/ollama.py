@@ -58,6 +58,7 @@ from ._capabilities import IMAGE, Capabilities, CapabilityTable
 from ._client import Provider
 from ._placement import media_note, place_media
 from ._registry import ProviderSpec, register
+from ._schema import wire_parameters
 from ._turns import pair_tool_results
 
 __all__ = [
@@ -108,7 +109,7 @@ def build_request(request: ModelRequest, *, caps: Capabilities | None = None,
                             "stream": bool(request.stream)}
     if request.tools and request.tool_choice != "none":
         body["tools"] = [{"type": "function", "function": {
-            "name": t.name, "description": t.description, "parameters": t.parameters}}
+            "name": t.name, "description": t.description, "parameters": wire_parameters(t.parameters)}}
             for t in request.tools]
     opts = request.options
     options: dict[str, Any] = {}

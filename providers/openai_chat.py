@@ -61,6 +61,7 @@ from ._body import MediaEncoder
 from ._capabilities import AUDIO, DOCUMENT, IMAGE, MB, Capabilities, CapabilityTable
 from ._placement import media_note, place_media
 from ._registry import ProviderSpec, register
+from ._schema import wire_parameters
 from ._sse import iter_sse
 from ._turns import pair_tool_results
 
@@ -187,7 +188,7 @@ class ChatWire:
         body: dict[str, Any] = {"model": request.model, "messages": wire}
         if request.tools:
             body["tools"] = [{"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.parameters}}
+                "name": t.name, "description": t.description, "parameters": wire_parameters(t.parameters)}}
                 for t in request.tools]
             if request.tool_choice:
                 body["tool_choice"] = (

@@ -50,6 +50,7 @@ from ._capabilities import DOCUMENT, IMAGE, MB, Capabilities, CapabilityTable
 from ._log import logger
 from ._placement import place_media
 from ._registry import ProviderSpec, register
+from ._schema import wire_parameters
 from ._sse import iter_sse
 from ._turns import pair_tool_results
 
@@ -137,7 +138,7 @@ def build_request(request: ModelRequest, *, caps: Capabilities | None = None,
     if request.tools:
         body["tools"] = [
             {"type": "function", "name": t.name, "description": t.description,
-             "parameters": t.parameters, "strict": False}
+             "parameters": wire_parameters(t.parameters), "strict": False}
             for t in request.tools
         ]
         if request.tool_choice:

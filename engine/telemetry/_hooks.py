@@ -26,7 +26,15 @@ from . import _runctx
 from . import _semconv as sc
 from ._tracing import Telemetry, error_type, monotonic, record_error
 
-__all__ = ["OTelHooks"]
+__all__ = ["OTelHooks", "register_agent_workflow"]
+
+# Workflow names whose runs are agent invocations (``AgentWorkflow`` and its subclasses).
+_AGENT_WORKFLOWS: set[str] = set()
+
+
+def register_agent_workflow(name: str) -> None:
+    """Trace runs of the workflow called ``name`` as ``invoke_agent {name}``."""
+    _AGENT_WORKFLOWS.add(name)
 
 _INTERNAL: Final = SpanKind.INTERNAL
 _attach = otel_context.attach
@@ -89,11 +97,16 @@ class OTelHooks(RunHooks):
         self._start_span = self.telemetry.tracer.start_span
 
     def run_started(self, workflow_name: str, run_id: str) -> _Run:
-        """Open the run's ``invoke_workflow`` span (not made current)."""
-        span = self.telemetry.start_span(
-            f"{sc.OP_INVOKE_WORKFLOW} {workflow_name}",
-            attributes={sc.OPERATION_NAME: sc.OP_INVOKE_WORKFLOW,
-                        sc.WORKFLOW_NAME: workflow_name, sc.RUN_ID: run_id})
+        """Open the run's ``invoke_workflow`` span (``invoke_agent`` for an agent workflow)."""
+        if workflow_name in _AGENT_WORKFLOWS:
+            name = f"{sc.OP_INVOKE_AGENT} {workflow_name}"
+            attributes = {sc.OPERATION_NAME: sc.OP_INVOKE_AGENT, sc.AGENT_NAME: workflow_name,
+                          sc.RUN_ID: run_id}
+        else:
+            name = f"{sc.OP_INVOKE_WORKFLOW} {workflow_name}"
+            attributes = {sc.OPERATION_NAME: sc.OP_INVOKE_WORKFLOW,
+                          sc.WORKFLOW_NAME: workflow_name, sc.RUN_ID: run_id}
+        span = self.telemetry.start_span(name, attributes=attributes)
         return _Run(span, workflow_name, run_id, self.telemetry)
 
     def run_finished(self, token: object, error: BaseException | None) -> None:

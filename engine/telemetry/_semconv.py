@@ -80,6 +80,7 @@ STEP_NAME: Final = "plait.step.name"
 STEP_ATTEMPT: Final = "plait.step.attempt"
 CONTENT_OPERATION: Final = "plait.content.operation"
 CONTENT_BYTES: Final = "plait.content.bytes"
+CONTENT_ACTION: Final = "plait.content.action"  # what a rehost did: inline, uploaded, kept...
 CONTENT_HANDLE_ID: Final = "plait.content.handle_id"
 CONTENT_MIME_TYPE: Final = "plait.content.mime_type"
 

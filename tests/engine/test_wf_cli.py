@@ -48,7 +48,8 @@ async def test_demo_streams_fans_out_retries_a_timeout_and_returns_the_report() 
 
 def test_console_script_runs_the_demo_from_any_directory(tmp_path: pathlib.Path) -> None:
     script = shutil.which("plait", path=str(pathlib.Path(sys.executable).parent))
-    cmd = [script, "demo"] if script else [sys.executable, "-m", "plait.cli", "demo"]
+    cmd = [script, "demo", "--engine"] if script else [sys.executable, "-m", "plait.cli", "demo",
+                                                          "--engine"]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
                           env={**os.environ})
     assert proc.returncode == 0, proc.stderr
