@@ -217,8 +217,9 @@ def _plait_suite(backend: str, n: int, repeats: int) -> dict[str, float]:
     return anyio.run(suite, backend=backend)
 
 
-def _traced_hop(n: int, repeats: int) -> tuple[float, float, float]:
-    """(untraced, API only, SDK-traced) µs per hop on asyncio, interleaved in the same batches.
+def _traced_hop(n: int, repeats: int) -> tuple[float, float, float, float]:
+    """(untraced, API only, SDK-traced) µs per hop on asyncio, interleaved in the same batches,
+    and the SDK's own cost of starting and ending one bare span (the floor of any traced hop).
 
     SDK-traced = ``OTelHooks`` on the OpenTelemetry SDK with a ``BatchSpanProcessor`` whose
     exporter drops everything: the cost of the spans themselves, not of any network. API only =
@@ -241,7 +242,7 @@ def _traced_hop(n: int, repeats: int) -> tuple[float, float, float]:
     provider.add_span_processor(BatchSpanProcessor(Nowhere()))
     variants = {"plain": None, "api": OTelHooks(), "sdk": OTelHooks(tracer_provider=provider)}
 
-    async def suite() -> tuple[float, float, float]:
+    async def suite() -> tuple[float, float, float, float]:
         runs = {}
         for length in (1, 10):
             ns = _build(PLAIT_HEADER, _linear_source("plait", length), f"plait_traced{length}")
@@ -260,7 +261,14 @@ def _traced_hop(n: int, repeats: int) -> tuple[float, float, float]:
             for key, run in runs.items():
                 best[key] = min(best[key], await _batch_us(run, max(1, n // batches)))
         plain, api, sdk = ((best[v, 10] - best[v, 1]) / 9 for v in variants)
-        return plain, api, sdk
+        tracer = provider.get_tracer("bench")
+        bare = float("inf")
+        for _ in range(batches):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                tracer.start_span("bare").end()
+            bare = min(bare, (time.perf_counter() - t0) / n * 1e6)
+        return plain, api, sdk, bare
 
     try:
         return anyio.run(suite)
@@ -283,10 +291,11 @@ def main() -> None:
     print(f"plait trio:    {pt['hop']:.2f} µs/hop, {pt['run']:.2f} µs fixed/run, fan-out 1k "
           f"{pt['fan1k']:.2f} ms, 100k {pt['fan100k']:.0f} ms", flush=True)
     print(f"plait peak RSS: {plait_rss:.1f} MB", flush=True)
-    plain, api_only, traced = _traced_hop(n, repeats)
+    plain, api_only, traced, bare = _traced_hop(n, repeats)
     print(f"plait asyncio traced (OTel SDK + BatchSpanProcessor): {traced:.2f} µs/hop, hooks "
           f"on without an SDK {api_only:.2f}, untraced {plain:.2f} in the same batches "
-          f"({traced / plain:.1f}x)", flush=True)
+          f"({traced / plain:.1f}x); the SDK alone: {bare:.2f} µs to start and end one bare "
+          "span", flush=True)
 
     async def llama() -> tuple[float, float, float]:
         hop, run = await _linear("llama", n if not args.quick else 500, 1 if args.quick else 2)
@@ -308,6 +317,7 @@ def main() -> None:
         "plait_hop_traced_us": round(traced, 2),
         "plait_hop_untraced_same_batches_us": round(plain, 2),
         "plait_hop_otel_api_only_us": round(api_only, 2),
+        "otel_sdk_bare_span_us": round(bare, 2),
         "plait_trio_hop_us": round(pt["hop"], 2),
         "plait_trio_run_us": round(pt["run"], 2),
         "plait_trio_fanout_1k_ms": round(pt["fan1k"], 2),

@@ -24,9 +24,9 @@ def current() -> Telemetry:
     telemetry = _explicit.get()
     if telemetry is not None:
         return telemetry
-    info = _runctx.current()
-    if info is not None and info.telemetry is not None:
-        run_telemetry: Telemetry = info.telemetry
+    bound = _runctx.current()
+    if bound is not None and bound[0].telemetry is not None:
+        run_telemetry: Telemetry = bound[0].telemetry
         return run_telemetry
     return default()
 

@@ -14,6 +14,7 @@ The engine calls the hooks in the task that runs each step body:
 from __future__ import annotations
 
 import contextvars
+import time
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -24,7 +25,7 @@ from opentelemetry.trace import Link, Span, SpanKind
 from .._hooks import RunHooks
 from . import _runctx
 from . import _semconv as sc
-from ._tracing import Telemetry, error_type, monotonic, record_error
+from ._tracing import Telemetry, error_type, record_error
 
 __all__ = ["OTelHooks", "register_agent_workflow"]
 
@@ -38,45 +39,36 @@ def register_agent_workflow(name: str) -> None:
 
 _INTERNAL: Final = SpanKind.INTERNAL
 _attach = otel_context.attach
+_clock = time.perf_counter
 
 
 class _Run:
-    __slots__ = ("context", "labels", "recording", "run_id", "span", "start", "telemetry",
-                 "workflow")
+    __slots__ = ("context", "info", "recording", "span", "start", "workflow")
 
     def __init__(self, span: Span, workflow: str, run_id: str, telemetry: Telemetry) -> None:
         self.span = span
         self.workflow = workflow
-        self.run_id = run_id
-        self.telemetry = telemetry
+        self.info = _runctx.RunInfo(run_id, workflow, telemetry)
         self.context = trace.set_span_in_context(span)
         # A run that is not sampled (or has no SDK behind it) gets no step spans either: steps
         # then only bind the log context, which keeps untraced runs near free.
         self.recording = span.is_recording()
-        self.start = monotonic()
-        # (step, attempt) -> (log record, span name, span attributes), built once per run.
-        self.labels: dict[tuple[str, int], tuple[_runctx.RunInfo, str, dict[str, Any]]] = {}
-
-    def label(self, step: str, attempt: int) -> tuple[_runctx.RunInfo, str, dict[str, Any]]:
-        made = self.labels[step, attempt] = (
-            _runctx.RunInfo(self.run_id, self.workflow, step, attempt, self.telemetry),
-            f"step {step}", {sc.STEP_NAME: step, sc.STEP_ATTEMPT: attempt})
-        return made
+        self.start = _clock()
 
 
 class _Step:
     __slots__ = ("attach", "bind", "name", "run", "span", "span_context", "start")
 
-    def __init__(self, run: _Run, name: str, span: Span | None, start: float,
+    def __init__(self, run: _Run, name: str, span: Span | None,
                  attach: contextvars.Token[Any] | None,
-                 bind: contextvars.Token[_runctx.RunInfo | None]) -> None:
+                 bind: contextvars.Token[_runctx.Bound | None]) -> None:
         self.run = run
         self.name = name
         self.span = span
         self.span_context = span.get_span_context() if span is not None else None
-        self.start = start
         self.attach = attach
         self.bind = bind
+        self.start = _clock()
 
 
 class OTelHooks(RunHooks):
@@ -95,6 +87,10 @@ class OTelHooks(RunHooks):
                                                 meter_provider=meter_provider)
         self._step_duration = self.telemetry.step_duration if step_metrics else None
         self._start_span = self.telemetry.tracer.start_span
+        # Per step name / attempt: span name and attributes, built once and reused (the SDK
+        # copies attributes, so sharing the dict is safe).
+        self._labels: dict[tuple[str, int], tuple[str, dict[str, Any]]] = {}
+        self._metric_attributes: dict[tuple[str, str], dict[str, str]] = {}
 
     def run_started(self, workflow_name: str, run_id: str) -> _Run:
         """Open the run's ``invoke_workflow`` span (``invoke_agent`` for an agent workflow)."""
@@ -119,7 +115,7 @@ class OTelHooks(RunHooks):
             attributes = {sc.WORKFLOW_NAME: token.workflow}
             if error is not None:
                 attributes[sc.ERROR_TYPE] = error_type(error)
-            histogram.record(monotonic() - token.start, attributes)
+            histogram.record(_clock() - token.start, attributes)
 
     def step_started(self, run_token: object, step_name: str, attempt: int,
                      origins: Sequence[object] = ()) -> _Step | None:
@@ -127,23 +123,25 @@ class OTelHooks(RunHooks):
         if run_token.__class__ is not _Run:
             return None
         run: _Run = run_token
-        labels = run.labels.get((step_name, attempt)) or run.label(step_name, attempt)
-        bind = _runctx.bind(labels[0])
+        bind = _runctx.bind((run.info, step_name, attempt))
         if not run.recording:
-            return _Step(run, step_name, None, monotonic(), None, bind)
+            return _Step(run, step_name, None, None, bind)
+        label = self._labels.get((step_name, attempt))
+        if label is None:
+            label = self._labels[step_name, attempt] = (
+                f"step {step_name}", {sc.STEP_NAME: step_name, sc.STEP_ATTEMPT: attempt})
         links = [Link(o.span_context) for o in origins
                  if o.__class__ is _Step and o.span_context is not None]
-        span = self._start_span(labels[1], run.context, _INTERNAL, labels[2], links, None,
+        span = self._start_span(label[0], run.context, _INTERNAL, label[1], links, None,
                                 False, False)
-        attach = _attach(trace.set_span_in_context(span))
-        return _Step(run, step_name, span, monotonic(), attach, bind)
+        return _Step(run, step_name, span, _attach(trace.set_span_in_context(span)), bind)
 
     def step_finished(self, token: object, error: BaseException | None) -> None:
         """Close the step span, restore the context and record the step's duration."""
         if token.__class__ is not _Step:
             return
         step: _Step = token
-        elapsed = monotonic() - step.start
+        elapsed = _clock() - step.start
         _runctx.unbind(step.bind)
         span = step.span
         if span is not None:
@@ -151,11 +149,18 @@ class OTelHooks(RunHooks):
             if error is not None:
                 record_error(span, error)
             span.end()
-        if self._step_duration is not None:
-            attributes = {sc.WORKFLOW_NAME: step.run.workflow, sc.STEP_NAME: step.name}
-            if error is not None:
-                attributes[sc.ERROR_TYPE] = error_type(error)
-            self._step_duration.record(elapsed, attributes)
+        histogram = self._step_duration
+        if histogram is not None:
+            if error is None:
+                key = (step.run.workflow, step.name)
+                attributes = self._metric_attributes.get(key)
+                if attributes is None:
+                    attributes = self._metric_attributes[key] = {
+                        sc.WORKFLOW_NAME: key[0], sc.STEP_NAME: key[1]}
+            else:
+                attributes = {sc.WORKFLOW_NAME: step.run.workflow, sc.STEP_NAME: step.name,
+                              sc.ERROR_TYPE: error_type(error)}
+            histogram.record(elapsed, attributes)
 
 
 def _detach(token: contextvars.Token[Any]) -> None:

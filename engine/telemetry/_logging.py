@@ -26,13 +26,13 @@ def add_run_context(
     logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
 ) -> MutableMapping[str, Any]:
     """structlog processor: add run id, workflow, step, attempt, trace id and span id."""
-    info = _runctx.current()
-    if info is not None:
-        event_dict.setdefault("run_id", info.run_id)
-        event_dict.setdefault("workflow", info.workflow)
-        if info.step is not None:
-            event_dict.setdefault("step", info.step)
-            event_dict.setdefault("attempt", info.attempt)
+    bound = _runctx.current()
+    if bound is not None:
+        run, step, attempt = bound
+        event_dict.setdefault("run_id", run.run_id)
+        event_dict.setdefault("workflow", run.workflow)
+        event_dict.setdefault("step", step)
+        event_dict.setdefault("attempt", attempt)
     span_context = trace.get_current_span().get_span_context()
     if span_context.is_valid:
         event_dict.setdefault("trace_id", format(span_context.trace_id, "032x"))
