@@ -230,6 +230,13 @@ class TracedStream:
         finally:
             self._call.finish()
 
+    def __del__(self) -> None:
+        # Dropped without being exhausted or closed: end the span with what was seen, rather
+        # than never exporting it.
+        call = getattr(self, "_call", None)
+        if call is not None:
+            call.finish()
+
     async def __aenter__(self) -> Self:
         return self
 

@@ -261,3 +261,23 @@ def test_tool_error_with_exception_names_its_class() -> None:
     assert span.attributes["error.type"] == "ZeroDivisionError"
     assert span.status.status_code is StatusCode.ERROR
     assert span.events[0].attributes["exception.message"] == "division by zero"
+
+
+async def test_a_dropped_stream_still_ends_its_span() -> None:
+    import gc
+
+    cap = SpanCapture()
+    tel = Telemetry(tracer_provider=cap.tracer_provider)
+
+    async def deltas() -> AsyncIterator[StreamDelta]:
+        yield TextDelta("a")
+        yield TextDelta("b")
+
+    inner = deltas()
+    stream = TracedStream(ChatCall(tel, _request(stream=True), provider="openai"), inner)
+    assert await stream.__anext__() == TextDelta("a")
+    del stream
+    gc.collect()
+    span = cap.span("chat claude-test")
+    assert span.end_time is not None
+    await inner.aclose()
