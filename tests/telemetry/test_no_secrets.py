@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import io
-import re
-from typing import Any
 
 import structlog
 
@@ -28,6 +26,8 @@ from plait import (
 from plait.telemetry import ChatCall, OTelHooks, Telemetry, tool_span
 from plait.testing import SpanCapture
 
+from ._scan import assert_clean, exported_text
+
 KEYS = {
     "openai": "sk-proj-" + "Q9w8E7r6T5y4U3i2O1p0AaSsDdFfGgHh",
     "anthropic": "sk-ant-api03-" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp-Oo9Nn8Mm7",
@@ -36,29 +36,6 @@ KEYS = {
 }
 IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 16
 IMAGE_B64 = base64.b64encode(IMAGE).decode()
-_LONG_BASE64 = re.compile(r"[A-Za-z0-9+/]{64,}={0,2}")
-
-
-def _span_texts(cap: SpanCapture) -> list[str]:
-    texts: list[str] = []
-    for span in cap.spans():
-        texts.append(span.name)
-        texts.extend(f"{k}={v}" for k, v in (span.attributes or {}).items())
-        texts.append(span.status.description or "")
-        for event in span.events:
-            texts.extend(f"{k}={v}" for k, v in (event.attributes or {}).items())
-    return texts
-
-
-def _assert_clean(texts: list[str]) -> None:
-    blob = "\n".join(texts)
-    for provider, key in KEYS.items():
-        assert key not in blob, f"{provider} key leaked"
-        assert key[8:24] not in blob, f"{provider} key fragment leaked"
-    assert IMAGE_B64[:64] not in blob
-    assert not _LONG_BASE64.search(blob), _LONG_BASE64.search(blob)
-
-
 def test_keys_and_images_never_reach_spans_or_logs() -> None:
     cap = SpanCapture()
     tel = Telemetry(tracer_provider=cap.tracer_provider, meter_provider=cap.meter_provider,
@@ -98,7 +75,20 @@ def test_keys_and_images_never_reach_spans_or_logs() -> None:
         structlog.reset_defaults()
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and '"run_id": "run-keys"' in lines[0]
-    texts: list[Any] = _span_texts(cap)
-    assert any("gen_ai.input.messages" in t for t in texts)  # capture was on: content is there
-    assert any("[REDACTED]" in t for t in texts)
-    _assert_clean(texts + lines)
+    blob = exported_text(cap.spans(), *lines)
+    assert "gen_ai.input.messages" in blob  # capture was on: content is there
+    assert "[REDACTED]" in blob
+    assert_clean(blob, KEYS.values(), [IMAGE_B64])
+
+
+def test_the_scan_itself_catches_leaks() -> None:
+    import pytest
+
+    key = KEYS["anthropic"]
+    with pytest.raises(AssertionError):
+        assert_clean(f"header {key}", [key])
+    with pytest.raises(AssertionError):
+        assert_clean(f"only part {key[10:40]}", [key])
+    with pytest.raises(AssertionError):
+        assert_clean(f"image {IMAGE_B64[:100]}", [])
+    assert_clean("nothing to see [REDACTED]", [key], [IMAGE_B64])
