@@ -158,7 +158,7 @@ class Provider:
         call.finish(reply)
         return reply
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta]:
+    def stream(self, request: ModelRequest) -> TracedStream:
         """A streaming call's deltas; ends with ``FinishDelta`` or raises ``StreamInterrupted``.
 
         The ``chat`` span is current only while a delta is being pulled; close the iterator
