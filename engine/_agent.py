@@ -55,7 +55,7 @@ class Agent:
                  workflow: type[AgentWorkflow] = AgentWorkflow,
                  **workflow_options: Any) -> None:
         self.store = store
-        # Traced by default: with no OpenTelemetry SDK the hooks cost about a microsecond a
+        # Traced by default: with no OpenTelemetry SDK the hooks cost a microsecond or two a
         # step; with one (global or passed as hooks=OTelHooks(tracer_provider=...)), every
         # run is an invoke_agent span with its steps, model calls and tool calls.
         workflow_options.setdefault("hooks", OTelHooks())
