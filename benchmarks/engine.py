@@ -11,6 +11,10 @@ out of the slope; the peer gets the same treatment.
 
     python benchmarks/engine.py [--quick]
 
+``plait_hop_traced_us`` is the hop with ``OTelHooks`` on the OpenTelemetry SDK (spans batched
+to an exporter that drops them), timed in the same interleaved batches as the untraced hop
+reported next to it.
+
 Where plait's time goes (cProfile and per-piece timing, CPU time, asyncio): a hop is ~3 µs of
 pure Python: creating the job record (~0.7 µs), routing and bookkeeping in ``_emit`` /
 ``_complete`` / the worker loop (~1.2 µs), creating and awaiting the step coroutine (~0.4 µs),
@@ -213,6 +217,65 @@ def _plait_suite(backend: str, n: int, repeats: int) -> dict[str, float]:
     return anyio.run(suite, backend=backend)
 
 
+def _traced_hop(n: int, repeats: int) -> tuple[float, float, float, float]:
+    """(untraced, API only, SDK-traced) µs per hop on asyncio, interleaved in the same batches,
+    and the SDK's own cost of starting and ending one bare span (the floor of any traced hop).
+
+    SDK-traced = ``OTelHooks`` on the OpenTelemetry SDK with a ``BatchSpanProcessor`` whose
+    exporter drops everything: the cost of the spans themselves, not of any network. API only =
+    ``OTelHooks`` with no SDK provider installed (what a user pays for leaving hooks on).
+    """
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    from plait.telemetry import OTelHooks
+
+    class Nowhere(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Nowhere()))
+    variants = {"plain": None, "api": OTelHooks(), "sdk": OTelHooks(tracer_provider=provider)}
+
+    async def suite() -> tuple[float, float, float, float]:
+        runs = {}
+        for length in (1, 10):
+            ns = _build(PLAIT_HEADER, _linear_source("plait", length), f"plait_traced{length}")
+            start = ns["Go"](n=1)
+            for traced, hooks in variants.items():
+                wf = ns["WORKFLOW"](hooks=hooks)
+
+                async def run(wf: Any = wf, start: Any = start) -> Any:
+                    return await wf.run(start)
+                runs[traced, length] = run
+                for _ in range(min(n, 50)):  # warm up
+                    await run()
+        best = dict.fromkeys(runs, float("inf"))
+        batches = repeats * 4
+        for _ in range(batches):
+            for key, run in runs.items():
+                best[key] = min(best[key], await _batch_us(run, max(1, n // batches)))
+        plain, api, sdk = ((best[v, 10] - best[v, 1]) / 9 for v in variants)
+        tracer = provider.get_tracer("bench")
+        bare = float("inf")
+        for _ in range(batches):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                tracer.start_span("bare").end()
+            bare = min(bare, (time.perf_counter() - t0) / n * 1e6)
+        return plain, api, sdk, bare
+
+    try:
+        return anyio.run(suite)
+    finally:
+        provider.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (< 2 minutes)")
@@ -228,6 +291,11 @@ def main() -> None:
     print(f"plait trio:    {pt['hop']:.2f} µs/hop, {pt['run']:.2f} µs fixed/run, fan-out 1k "
           f"{pt['fan1k']:.2f} ms, 100k {pt['fan100k']:.0f} ms", flush=True)
     print(f"plait peak RSS: {plait_rss:.1f} MB", flush=True)
+    plain, api_only, traced, bare = _traced_hop(n, repeats)
+    print(f"plait asyncio traced (OTel SDK + BatchSpanProcessor): {traced:.2f} µs/hop, hooks "
+          f"on without an SDK {api_only:.2f}, untraced {plain:.2f} in the same batches "
+          f"({traced / plain:.1f}x); the SDK alone: {bare:.2f} µs to start and end one bare "
+          "span", flush=True)
 
     async def llama() -> tuple[float, float, float]:
         hop, run = await _linear("llama", n if not args.quick else 500, 1 if args.quick else 2)
@@ -246,6 +314,10 @@ def main() -> None:
         "llama_fanout_1k_ms": round(l_fan, 1),
         "plait_fanout_100k_ms": round(pa["fan100k"], 1),
         "peak_rss_mb": round(plait_rss, 1),
+        "plait_hop_traced_us": round(traced, 2),
+        "plait_hop_untraced_same_batches_us": round(plain, 2),
+        "plait_hop_otel_api_only_us": round(api_only, 2),
+        "otel_sdk_bare_span_us": round(bare, 2),
         "plait_trio_hop_us": round(pt["hop"], 2),
         "plait_trio_run_us": round(pt["run"], 2),
         "plait_trio_fanout_1k_ms": round(pt["fan1k"], 2),

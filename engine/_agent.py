@@ -25,6 +25,7 @@ from ._rehost import FileStore, Rehoster
 from ._run import RunStarter
 from ._store import ContentStore
 from ._tools import Tool
+from .telemetry._hooks import OTelHooks
 
 __all__ = ["Agent", "Prompt"]
 
@@ -54,6 +55,10 @@ class Agent:
                  workflow: type[AgentWorkflow] = AgentWorkflow,
                  **workflow_options: Any) -> None:
         self.store = store
+        # Traced by default: with no OpenTelemetry SDK the hooks cost a microsecond or two a
+        # step; with one (global or passed as hooks=OTelHooks(tracer_provider=...)), every
+        # run is an invoke_agent span with its steps, model calls and tool calls.
+        workflow_options.setdefault("hooks", OTelHooks())
         rehoster = Rehoster([store] if store is not None else [], dict(file_stores or {}),
                             upload_over=upload_over)
         self.workflow = workflow(

@@ -40,6 +40,8 @@ def add_subcommands(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
     demo.add_argument("--video", help="a video file to watch (required with real API keys)")
     demo.add_argument("--engine", action="store_true",
                       help="run the engine-only demo (fan-out, join, retry) instead")
+    demo.add_argument("--trace", action="store_true",
+                      help="trace the run with OpenTelemetry and print the span tree")
     wire = sub.add_parser("wire", help="print the request plait would send a provider for a "
                                        "saved conversation")
     wire.add_argument("conversation", help="JSON file: a list of messages, or an object with "
@@ -54,6 +56,11 @@ def add_subcommands(sub: Any) -> dict[str, Callable[[argparse.Namespace], int]]:
 
 def run_demo_command(args: argparse.Namespace) -> int:
     """``plait demo``."""
+    if getattr(args, "trace", False):
+        from .telemetry._cli import traced_demo
+
+        return traced_demo(engine=getattr(args, "engine", False),
+                           video_path=getattr(args, "video", None))
     if getattr(args, "engine", False):
         from ._demo import run_demo
 

@@ -40,6 +40,7 @@ from ._agent_events import (
 from ._content import ContentHandle, ContentKind
 from ._context import Context
 from ._events import Event, StartEvent, StopEvent
+from ._hooks import RunHooks
 from ._inputs import VideoInput
 from ._messages import Usage
 from ._parts import ContentPart, Image, MediaPart, Video
@@ -312,7 +313,8 @@ class _Printer:
 
 
 async def run_pipeline(emit: Callable[[str], None] = print, *,
-                       video_path: str | None = None) -> AgentResult:
+                       video_path: str | None = None,
+                       hooks: RunHooks | None = None) -> AgentResult:
     """Run the demo, printing its events through ``emit``; returns the final answer.
 
     :raises SystemExit: real mode was asked for without a video to watch.
@@ -336,7 +338,7 @@ async def run_pipeline(emit: Callable[[str], None] = print, *,
                                     display_name="quarterly-review.mp4")
         emit(f"video: {video.display_name} ({_size(video.byte_size)}) stored as {video.id}")
         printer = _Printer(emit)
-        pipeline = VideoPipeline(agents, store=store)
+        pipeline = VideoPipeline(agents, store=store, hooks=hooks)
         async with pipeline.start(VideoTask(video=video, question="What happens in this "
                                             "video, and what is the key takeaway?")) as run:
             async for ev in run.events():

@@ -59,6 +59,7 @@ from ._step import step
 from ._tool_output import _store_part
 from ._tools import Tool
 from ._workflow import Workflow
+from .telemetry._hooks import register_agent_workflow
 
 __all__ = ["AgentState", "AgentWorkflow", "Prices"]
 
@@ -81,6 +82,10 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
     """An agent loop whose steps are plain ``@step`` methods (see the module docstring)."""
 
     state_type: ClassVar[type[Any] | None] = AgentState
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        register_agent_workflow(cls.__qualname__)  # traced as invoke_agent, not invoke_workflow
 
     def __init__(self, *, model: str, tools: Iterable[Tool] = (), system: str | None = None,
                  max_turns: int = 10, tool_timeout: float | None = 60.0,
@@ -287,6 +292,9 @@ class AgentWorkflow(Workflow[AgentInput, AgentResult]):
         for call in missing:  # a subclass dropped it: the model must still get an answer
             results[call.id] = _error(call, "The call was not run.")
         return ToolsDispatched(turn=ev.turn, results=[results[c.id] for c in ev.calls])
+
+
+register_agent_workflow(AgentWorkflow.__qualname__)
 
 
 def _error(call: ToolCall, text: str) -> ToolResult:

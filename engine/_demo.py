@@ -13,6 +13,7 @@ import anyio
 
 from ._context import Context
 from ._events import Event, StartEvent, StepFinished, StepStarted, StopEvent
+from ._hooks import RunHooks
 from ._retry import Retry
 from ._step import step
 from ._workflow import Workflow
@@ -76,10 +77,11 @@ class DemoPipeline(Workflow[Topics, Report]):
 DEMO_TOPICS = ["events", "fan-out", "timeouts", "retries", "fan-in"]
 
 
-async def run_demo(out: Callable[[str], object] = print) -> Report:
+async def run_demo(out: Callable[[str], object] = print, *,
+                   hooks: RunHooks | None = None) -> Report:
     """Run the demo pipeline, printing its stream, and return the report."""
     t0 = time.perf_counter()
-    async with DemoPipeline().start(topics=DEMO_TOPICS) as run:
+    async with DemoPipeline(hooks=hooks).start(topics=DEMO_TOPICS) as run:
         async for ev in run.events():
             ms = (time.perf_counter() - t0) * 1000
             if isinstance(ev, Progress):

@@ -31,6 +31,8 @@ from ._parts import Text
 from ._resolver import resolve_arguments
 from ._tool_output import normalize_output
 from ._tools import Tool
+from .telemetry._current import current as current_telemetry
+from .telemetry._genai import tool_span
 
 __all__ = ["ToolInvocation", "invoke_tool"]
 
@@ -97,7 +99,18 @@ async def invoke_tool(tool: Tool, call: ToolCall, ctx: Context, *,
                       timeout: float | None = None) -> ToolInvocation:
     """Resolve ``call``'s arguments, run ``tool`` (within ``timeout`` or ``tool.timeout``) and
     convert its output; every failure becomes an ``is_error`` result, never an exception.
+
+    Traced as ``execute_tool {name}``; the span is current while the tool runs, so the tool's
+    own spans (and tasks it starts) nest under it.
     """
+    with tool_span(current_telemetry(), call, description=tool.description) as record:
+        invocation = await _invoke(tool, call, ctx, timeout)
+        record(invocation.result, invocation.error)
+    return invocation
+
+
+async def _invoke(tool: Tool, call: ToolCall, ctx: Context,
+                  timeout: float | None) -> ToolInvocation:
     try:
         arguments = await resolve_arguments(tool, call.arguments, ctx)
     except (ToolError, ContentError) as exc:

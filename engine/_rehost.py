@@ -46,6 +46,8 @@ from ._messages import Message, ToolResult
 from ._parts import MediaPart
 from ._progress import ProgressCallback
 from ._store import Body, ContentStore
+from .telemetry._current import current as current_telemetry
+from .telemetry._semconv import CONTENT_ACTION
 
 __all__ = [
     "FileStore",
@@ -253,7 +255,12 @@ class Rehoster:
         async with self._lock(key):
             entry = self._cache.get(key)
             if entry is None or not await self._still_valid(entry):
-                entry = await self._route(part, kind, facts, on_progress or self.on_progress)
+                with current_telemetry().content_transfer(
+                        "rehost", destination=facts.provider,
+                        handle_id=part.handle.id if part.handle else None,
+                        mime_type=part.media_type, byte_size=part.byte_size) as span:
+                    entry = await self._route(part, kind, facts, on_progress or self.on_progress)
+                    span.set_attribute(CONTENT_ACTION, entry.move.action)
                 self._cache[key] = entry
         if on_move:
             on_move(msgspec.structs.replace(entry.move, in_tool_result=in_tool_result))

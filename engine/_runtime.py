@@ -381,6 +381,10 @@ class Runtime:
                     rt.name, attempt,
                     f"step {rt.name!r} failed on attempt {attempt}: {type(exc).__name__}",
                 ) from exc
+            except BaseException as exc:  # cancelled: the hooks still see the attempt end
+                if hooks is not None:
+                    hooks.step_finished(token, exc)
+                raise
             if hooks is not None:
                 hooks.step_finished(token, None)
             if stream is not None:

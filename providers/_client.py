@@ -27,7 +27,9 @@ from plait import (
     ModelRequest,
     StreamDelta,
     StreamInterrupted,
+    telemetry,
 )
+from plait.telemetry import ChatCall, TracedStream, server_of
 
 from ._body import EncodeCache, MediaEncoder, StreamedBody, encode_body
 from ._capabilities import Capabilities
@@ -133,16 +135,38 @@ class Provider:
             wire.update(self.extra_body)
         return request, encode_body(wire)
 
+    def _chat_call(self, request: ModelRequest, *, stream: bool) -> ChatCall:
+        """The ``chat {model}`` span of one call, in the current run's telemetry."""
+        address, port = server_of(self.transport.base_url)
+        return ChatCall(telemetry.current(), request, provider=self.name,
+                        model=request.model or self.model, stream=stream,
+                        server_address=address, server_port=port)
+
     async def complete(self, request: ModelRequest) -> ModelReply:
         """One non-streaming call. Raises ``ContentRejected`` or a ``ProviderError`` subclass."""
-        request, body = await self.prepare(request, stream=False)
-        path, params = self.endpoint(request)
-        data = await self.transport.request_json("POST", path, body, params=params,
-                                                 headers=self.request_headers(request))
-        return self.wire.parse_response(data)
+        call = self._chat_call(request, stream=False)
+        try:
+            with call.activate():  # a coroutine: the span is current here, never across a yield
+                request, body = await self.prepare(request, stream=False)
+                path, params = self.endpoint(request)
+                data = await self.transport.request_json("POST", path, body, params=params,
+                                                         headers=self.request_headers(request))
+                reply = self.wire.parse_response(data)
+        except BaseException as exc:
+            call.finish(error=exc)
+            raise
+        call.finish(reply)
+        return reply
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta]:
-        """A streaming call's deltas; ends with ``FinishDelta`` or raises ``StreamInterrupted``."""
+    def stream(self, request: ModelRequest) -> TracedStream:
+        """A streaming call's deltas; ends with ``FinishDelta`` or raises ``StreamInterrupted``.
+
+        The ``chat`` span is current only while a delta is being pulled; close the iterator
+        (``aclose()``, or ``async with``) when stopping early so the span ends at once.
+        """
+        return TracedStream(self._chat_call(request, stream=True), self._stream(request))
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta]:
         request, body = await self.prepare(request, stream=True)
         path, params = self.endpoint(request)
         chunks = self.transport.stream("POST", path, body, params=params,

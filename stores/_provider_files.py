@@ -33,6 +33,7 @@ from plait._errors import AuthenticationError, ContentNotFound, ContentRejected
 from plait._kinds import kind_of_mime
 from plait._progress import ProgressCallback, count_progress
 from plait._store import Body, ContentStore
+from plait.telemetry import current as current_telemetry
 
 from ._http import DEFAULT_TIMEOUT, is_retryable
 from ._sources import ByteSource, source_for
@@ -251,8 +252,11 @@ class ProviderFileStore(ContentStore, abc.ABC):
             record = self._records.get(handle.id)
             if record is not None and not self._expired(record.source):
                 return record.source
-            return (await self._record(handle, source_for(body, client=self.client),
-                                       on_progress)).source
+            source = source_for(body, client=self.client)
+            with current_telemetry().content_transfer(
+                    "upload", destination=self.provider, handle_id=handle.id,
+                    mime_type=handle.mime_type, byte_size=handle.byte_size or source.size):
+                return (await self._record(handle, source, on_progress)).source
 
     async def attach(self, file_id: str, *, kind: ContentKind | str | None = None,
                      mime_type: str | None = None,

@@ -7,7 +7,9 @@ import types
 
 import pytest
 
-PUBLIC_MODULES = ["plait", "plait.providers", "plait.stores", "plait.testing"]
+PUBLIC_MODULES = [
+    "plait", "plait.logging", "plait.providers", "plait.stores", "plait.telemetry", "plait.testing",
+]
 
 
 @pytest.mark.parametrize("name", PUBLIC_MODULES)

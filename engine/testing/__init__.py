@@ -23,6 +23,7 @@ from ._scripted_model import ScriptedModel as ScriptedModel
 from ._server import LoopbackServer as LoopbackServer
 from ._server import Request as Request
 from ._server import Response as Response
+from ._spans import SpanCapture as SpanCapture
 
 __all__ = [
     "AnthropicEmulator",
@@ -43,6 +44,7 @@ __all__ = [
     "Response",
     "ScriptedModel",
     "ScriptedReply",
+    "SpanCapture",
     "rate_limited",
     "server_error",
     "slow",

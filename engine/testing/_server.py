@@ -8,6 +8,7 @@ responses, and connections cut mid-stream.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -143,6 +144,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean
+
+    def handle(self) -> None:
+        # The client hung up (a stream closed early): nothing is left to answer.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            super().handle()
 
     def _dispatch(self) -> None:
         request = Request(self)
