@@ -47,6 +47,7 @@ from ._errors import PlaitError as PlaitError
 from ._errors import ProviderError as ProviderError
 from ._errors import ProviderTimeout as ProviderTimeout
 from ._errors import RateLimited as RateLimited
+from ._errors import RunFailed as RunFailed
 from ._errors import RunNotFound as RunNotFound
 from ._errors import StepFailed as StepFailed
 from ._errors import StepTimeout as StepTimeout
@@ -183,6 +184,7 @@ __all__ = [
     "Rehoster",
     "Retry",
     "Run",
+    "RunFailed",
     "RunHooks",
     "RunNotFound",
     "RunStarter",

@@ -22,6 +22,7 @@ __all__ = [
     "ProviderError",
     "ProviderTimeout",
     "RateLimited",
+    "RunFailed",
     "RunNotFound",
     "StepFailed",
     "StepTimeout",
@@ -85,6 +86,23 @@ class WorkflowCancelled(PlaitError):
 
 class WorkflowStalled(PlaitError, RuntimeError):
     """Nothing is running or pending, yet no step emitted a stop event (the run cannot end)."""
+
+
+class RunFailed(PlaitError):
+    """A run executed by another process failed; ``error_type`` names the original exception.
+
+    Raised on the caller's side of a distributed runtime, where the original exception object
+    (and its traceback) stayed in the worker process.
+    """
+
+    def __init__(self, run_id: str, error_type: str, message: str) -> None:
+        self.run_id = run_id
+        self.error_type = error_type
+        self.message = message
+        super().__init__(f"run {run_id} failed: {error_type}: {message}")
+
+    def __reduce__(self) -> tuple[type[RunFailed], tuple[str, str, str]]:
+        return (RunFailed, (self.run_id, self.error_type, self.message))
 
 
 class CheckpointError(PlaitError):

@@ -51,7 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._agent_cli import add_subcommands
 
     handlers = add_subcommands(sub)  # demo (multi-provider pipeline) and wire
+    try:  # `plait runs ...` and `plait worker` when the dbos extra is installed
+        from plait.dbos._cli import register
+    except ImportError:
+        pass
+    else:
+        register(sub)
     args = parser.parse_args(argv)
+    if hasattr(args, "handler"):
+        return int(args.handler(args))
     if args.command == "graph":
         return _graph(args.target)
     return handlers[args.command](args)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+# Real servers (ephemeral PostgreSQL, SeaweedFS S3): session fixtures, started on first use.
+from realservers import postgres_server, s3_server  # noqa: F401
+
 
 @pytest.fixture(
     params=[

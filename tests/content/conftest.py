@@ -17,10 +17,19 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 MP3 = b"ID3\x04\x00" + b"\x00" * 100
 
 
-@pytest.fixture(params=["memory", "local"])
+@pytest.fixture(params=["memory", "local", "s3"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> ContentStore:
     if request.param == "memory":
         return MemoryStore(chunk_size=1000)
+    if request.param == "s3":  # the real SeaweedFS server of tests/realservers.py
+        import secrets
+
+        from plait.stores import S3Store
+
+        s3 = request.getfixturevalue("s3_server")
+        return S3Store(s3.bucket, prefix=f"contract-{secrets.token_hex(4)}/",
+                       endpoint=s3.endpoint, region=s3.region, access_key_id=s3.access_key_id,
+                       secret_access_key=s3.secret_access_key, read_chunk_size=1000)
     return LocalFileStore(tmp_path / "store", chunk_size=1000)
 
 
