@@ -28,8 +28,8 @@ class SpanCapture:
                 InMemorySpanExporter,
             )
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("SpanCapture needs opentelemetry-sdk: pip install "
-                              "'plait[test]' or opentelemetry-sdk") from exc
+            raise ImportError("SpanCapture needs the OpenTelemetry SDK: pip install "
+                              "'plait[otel]'") from exc
         self.exporter = InMemorySpanExporter()
         self.tracer_provider = TracerProvider()
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
