@@ -39,7 +39,7 @@ from plait import (
 from plait.providers import gemini
 
 FILE = ProviderFileSource("gemini", "files/3qsw", "image/png",
-                          uri="https://generativelanguage.googleapis.com/v1beta/files/3qsw")
+                          uri=gemini.FILES_BASE + "files/3qsw")
 MATRIX = conversations(FILE)
 TOOLS = [ToolSpec("get_file", "Fetch a file", {"type": "object",
                                                "properties": {"path": {"type": "string"}}})]
@@ -172,8 +172,8 @@ def test_file_ids_and_urls_become_file_data() -> None:
     assert response["parts"][0] == {"fileData": {"mimeType": "image/png", "fileUri": FILE.uri}}
     bare = ProviderFileSource("gemini", "files/xyz", "image/png")
     body = build([Message.user(Image(source=bare, mime_type="image/png"))])
-    assert body["contents"][0]["parts"][0]["fileData"]["fileUri"] == \
-        "https://generativelanguage.googleapis.com/v1beta/files/xyz"
+    uri = body["contents"][0]["parts"][0]["fileData"]["fileUri"]
+    assert uri == gemini.FILES_BASE + "files/xyz" and uri.endswith("/v1beta/files/xyz")
     with pytest.raises(ContentRejected, match="rehost"):
         build([Message.user(Image(source=ProviderFileSource("openai", "file-1"),
                                   mime_type="image/png"))])
