@@ -35,6 +35,7 @@ from ._context import Context as Context
 from ._directory import handle_directory_note as handle_directory_note
 from ._errors import AuthenticationError as AuthenticationError
 from ._errors import CheckpointError as CheckpointError
+from ._errors import ConfigurationError as ConfigurationError
 from ._errors import ContentError as ContentError
 from ._errors import ContentNotFound as ContentNotFound
 from ._errors import ContentRejected as ContentRejected
@@ -57,6 +58,7 @@ from ._errors import ToolError as ToolError
 from ._errors import ToolOutputError as ToolOutputError
 from ._errors import ToolTimeout as ToolTimeout
 from ._errors import UnknownHandle as UnknownHandle
+from ._errors import UnknownProvider as UnknownProvider
 from ._errors import WorkflowCancelled as WorkflowCancelled
 from ._errors import WorkflowDefinitionError as WorkflowDefinitionError
 from ._errors import WorkflowStalled as WorkflowStalled
@@ -137,6 +139,7 @@ __all__ = [
     "Body",
     "CheckpointError",
     "CheckpointStore",
+    "ConfigurationError",
     "ContentError",
     "ContentHandle",
     "ContentInput",
@@ -221,6 +224,7 @@ __all__ = [
     "TurnFinished",
     "TurnStarted",
     "UnknownHandle",
+    "UnknownProvider",
     "UrlSource",
     "Usage",
     "UsageDelta",

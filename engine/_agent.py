@@ -55,6 +55,10 @@ class Agent:
                  workflow: type[AgentWorkflow] = AgentWorkflow,
                  **workflow_options: Any) -> None:
         self.store = store
+        # Only the default connect knows the provider names: check the model string now, not
+        # when the first request fails inside a step.
+        self._check_model = _check_model if connect is None else _accept_any
+        self._check_model(model)
         # Traced by default: with no OpenTelemetry SDK the hooks cost a microsecond or two a
         # step; with one (global or passed as hooks=OTelHooks(tracer_provider=...)), every
         # run is an invoke_agent span with its steps, model calls and tool calls.
@@ -74,10 +78,13 @@ class Agent:
 
     @model.setter
     def model(self, value: str) -> None:
+        self._check_model(value)
         self.workflow.model = value
 
     def _input(self, prompt: Prompt, history: Sequence[Message],
                model: str | None) -> AgentInput:
+        if model is not None:
+            self._check_model(model)
         return AgentInput(prompt=_parts(prompt), history=list(history), model=model)
 
     async def run(self, prompt: Prompt, *, history: Sequence[Message] = (),
@@ -128,3 +135,14 @@ def _part_for(handle: ContentHandle) -> ContentPart:
     cls = kinds.get(handle.kind.value, Document)
     part: ContentPart = cls.from_handle(handle)  # type: ignore[assignment]
     return part
+
+
+def _check_model(model: str) -> None:
+    """Raise ``ConfigurationError`` / ``UnknownProvider`` for a model ``connect`` cannot open."""
+    from plait.providers._client import parse_model  # the engine imports providers lazily
+
+    parse_model(model)
+
+
+def _accept_any(model: str) -> None:
+    """A custom ``connect`` decides for itself which model strings it takes."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "AuthenticationError",
     "CheckpointError",
+    "ConfigurationError",
     "ContentError",
     "ContentNotFound",
     "ContentRejected",
@@ -32,6 +33,7 @@ __all__ = [
     "ToolOutputError",
     "ToolTimeout",
     "UnknownHandle",
+    "UnknownProvider",
     "WorkflowCancelled",
     "WorkflowDefinitionError",
     "WorkflowStalled",
@@ -224,6 +226,14 @@ class AuthenticationError(ProviderError):
 
 class ContextLengthExceeded(ProviderError):
     """The request does not fit the model's context window."""
+
+
+class ConfigurationError(PlaitError, ValueError):
+    """A setting is malformed, e.g. a model string that is not ``"provider:model"``."""
+
+
+class UnknownProvider(ConfigurationError, LookupError):
+    """No provider is registered under the requested name; the message lists the known ones."""
 
 
 class StreamInterrupted(ProviderError):

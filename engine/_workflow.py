@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic
 
+import msgspec
 from typing_extensions import TypeVar
 
 from ._checkpoint import CheckpointStore, decode_checkpoint, decode_event
@@ -151,7 +152,18 @@ class Workflow(Generic[InT, OutT]):
                      fields: dict[str, Any]) -> Event:
         if start_event is None:
             try:
-                return graph.start_type(**fields)
+                # convert() checks field types too (a constructor call does not); types msgspec
+                # cannot check (arbitrary classes) fall back to the plain constructor.
+                unknown = sorted(set(fields) - set(graph.start_type.__struct_fields__))
+                if unknown:
+                    raise TypeError(f"unexpected field(s) {', '.join(map(repr, unknown))}")
+                try:
+                    event: Event = msgspec.convert(fields, graph.start_type)
+                except msgspec.ValidationError as exc:
+                    raise TypeError(str(exc)) from None
+                except TypeError:
+                    event = graph.start_type(**fields)
+                return event
             except TypeError as exc:
                 if isinstance(exc, WorkflowDefinitionError):
                     raise

@@ -22,6 +22,7 @@ import msgspec
 
 from plait import (
     AuthenticationError,
+    ConfigurationError,
     FinishDelta,
     ModelReply,
     ModelRequest,
@@ -37,7 +38,7 @@ from ._preflight import Uploader, preflight
 from ._registry import ProviderSpec, WireModule, get_spec, wire_module
 from ._transport import RetryPolicy, Timeouts, Transport
 
-__all__ = ["USE_DEFAULT", "Provider", "connect"]
+__all__ = ["USE_DEFAULT", "Provider", "connect", "parse_model"]
 
 
 class _UseDefault:
@@ -195,6 +196,18 @@ def _key_from_env(names: tuple[str, ...]) -> str | None:
     return None
 
 
+def parse_model(model: str) -> tuple[ProviderSpec, str]:
+    """Split ``"provider:model"`` into the provider's spec and the model id, checking both.
+
+    Raises ``ConfigurationError`` for a malformed string, ``UnknownProvider`` for an unknown
+    provider.
+    """
+    provider, sep, model_id = model.partition(":")
+    if not sep or not provider or not model_id:
+        raise ConfigurationError(f"model must look like 'provider:model', got {model!r}")
+    return get_spec(provider), model_id
+
+
 def connect(model: str, *, api_key: str | None = None, base_url: str | None = None,
             timeout: float | Timeouts | _UseDefault | None = USE_DEFAULT, max_retries: int = 2,
             http_client: httpx.AsyncClient | None = None, **options: Any) -> Provider:
@@ -203,13 +216,11 @@ def connect(model: str, *, api_key: str | None = None, base_url: str | None = No
     ``options`` go to the provider class (``uploader``, ``encode_cache``, ``stream_threshold``,
     ``headers``, ``extra_body``, ``capabilities`` (overrides the table for this model), and
     per-provider ones such as Azure's ``api_version``).
-    Raises ``LookupError`` for an unknown provider, ``ValueError`` for a malformed string,
+    Raises ``UnknownProvider`` for an unknown provider, ``ConfigurationError`` for a malformed
+    string (they are also ``LookupError`` and ``ValueError``),
     ``AuthenticationError`` when no key is given or found in the environment.
     """
-    provider, sep, model_id = model.partition(":")
-    if not sep or not provider or not model_id:
-        raise ValueError(f"model must look like 'provider:model', got {model!r}")
-    spec = get_spec(provider)
+    spec, model_id = parse_model(model)
     cls = spec.client or Provider
     return cls(spec, model_id, api_key=api_key, base_url=base_url, timeout=timeout,
                max_retries=max_retries, http_client=http_client, **options)

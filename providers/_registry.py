@@ -22,7 +22,7 @@ import importlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from plait import ModelReply, ModelRequest, StreamDelta
+from plait import ModelReply, ModelRequest, StreamDelta, UnknownProvider
 
 from ._body import MediaEncoder
 from ._capabilities import Capabilities, CapabilityTable
@@ -132,14 +132,15 @@ def register(spec: ProviderSpec) -> None:
 def get_spec(name: str) -> ProviderSpec:
     """The spec registered as ``name``, importing its built-in module on first use.
 
-    Raises ``LookupError`` naming the known providers.
+    Raises ``UnknownProvider`` (a ``LookupError``) naming the known providers.
     """
     spec = _SPECS.get(name)
     if spec is None and name in _BUILTIN:
         importlib.import_module(_BUILTIN[name])
         spec = _SPECS.get(name)
     if spec is None:
-        raise LookupError(f"unknown provider {name!r}; known: {', '.join(provider_names())}")
+        raise UnknownProvider(
+            f"unknown provider {name!r}; known: {', '.join(provider_names())}")
     return spec
 
 
@@ -157,7 +158,7 @@ def wire_module(spec: ProviderSpec) -> WireModule:
 
 
 def capabilities_for(provider: str, model: str) -> Capabilities:
-    """The capabilities of ``model`` at ``provider``. Raises ``LookupError`` if unknown."""
+    """The capabilities of ``model`` at ``provider``. Raises ``UnknownProvider`` if unknown."""
     spec = get_spec(provider)
     table = spec.capabilities or wire_module(spec).CAPABILITIES
     return table.lookup(model)

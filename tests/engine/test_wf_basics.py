@@ -78,6 +78,10 @@ async def test_bad_start_arguments_raise_definition_error() -> None:
         await Linear().run(m=1)
     with pytest.raises(WorkflowDefinitionError, match="Mid"):
         await Linear().run(Mid(v=1))  # type: ignore[arg-type]
+    with pytest.raises(WorkflowDefinitionError, match=r"unexpected field\(s\) 'm'"):
+        await Linear().run(n=1, m=2)
+    with pytest.raises(WorkflowDefinitionError, match=r"Expected `int`, got `str`"):
+        await Linear().run(n="one")
 
 
 async def test_stream_has_written_and_lifecycle_events_in_order() -> None:
