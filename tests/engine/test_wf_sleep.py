@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import time
+from typing import ClassVar
 
 import anyio
 import pytest
@@ -61,7 +62,7 @@ class Parallel(Workflow[Nap, list[int]]):
 class Sleeper(Workflow[Nap, str]):
     """One step sleeps; ``cleaned`` records that its finally block ran."""
 
-    cleaned: list[str] = []
+    cleaned: ClassVar[list[str]] = []
 
     @step
     async def nap(self, ev: Nap, ctx: Context) -> StopEvent:
@@ -88,6 +89,17 @@ async def _stop_after(wf: Workflow[Nap, str], run_id: str, seconds: float,
     async with wf.start(seconds=seconds, run_id=run_id) as run:
         async for ev in run.events():
             if isinstance(ev, StepStarted):
+                break
+        await anyio.sleep(into_sleep)
+
+
+async def _answer_then_stop(wf: Workflow[Nap, str], run_id: str, seconds: float,
+                            into_sleep: float) -> None:
+    """Start a run, answer its step's wait, let it sleep ``into_sleep`` seconds, then stop it."""
+    async with wf.start(seconds=seconds, run_id=run_id) as run:
+        async for ev in run.events():
+            if isinstance(ev, InputRequired):
+                await run.send(Gate(ok=True))
                 break
         await anyio.sleep(into_sleep)
 
@@ -149,12 +161,7 @@ async def test_a_sleep_past_its_deadline_ends_at_once_on_resume(tmp_path: pathli
 async def test_waits_and_sleeps_replay_in_order_after_resume(tmp_path: pathlib.Path) -> None:
     store = SQLiteCheckpointStore(tmp_path / "c.db")
     with anyio.fail_after(5):
-        async with AskThenSleep(checkpoints=store).start(seconds=0.6, run_id="w1") as run:
-            async for ev in run.events():
-                if isinstance(ev, InputRequired):
-                    await run.send(Gate(ok=True))
-                    break
-            await anyio.sleep(0.2)  # now in the sleep
+        await _answer_then_stop(AskThenSleep(checkpoints=store), "w1", 0.6, 0.2)
         cp = decode_checkpoint(await store.load("w1"))
         assert [a.type.rsplit(":", 1)[1] for a in cp.jobs[0].answers] == ["Gate", "SleepUntil"]
         began = time.monotonic()
@@ -185,12 +192,7 @@ async def test_a_step_whose_pauses_changed_fails_clearly_on_resume(
     store = SQLiteCheckpointStore(tmp_path / "c.db")
     Reordered.flipped = False
     with anyio.fail_after(5):
-        async with Reordered(checkpoints=store).start(seconds=30, run_id="x1") as run:
-            async for ev in run.events():
-                if isinstance(ev, InputRequired):
-                    await run.send(Gate(ok=True))
-                    break
-            await anyio.sleep(0.05)
+        await _answer_then_stop(Reordered(checkpoints=store), "x1", 30, 0.05)
         Reordered.flipped = True
         try:
             with pytest.raises(StepFailed) as caught:
