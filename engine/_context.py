@@ -8,9 +8,11 @@ execution, while ``state``, ``store`` and ``handles`` are the run's and shared b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic
 
+import anyio
 from typing_extensions import TypeVar
 
 from ._errors import PlaitError
@@ -109,6 +111,21 @@ class Context(Generic[StateT]):
         run = self._runtime()
         assert self._job is not None
         return await run.wait_for(self._job, event_type, where, timeout, prompt)  # type: ignore
+
+    async def sleep(self, seconds: float) -> None:
+        """Pause this step for ``seconds`` without holding up other steps (cancellable).
+
+        With a checkpoint store the wake-up time is saved when the sleep starts, so a step
+        re-run after a resume sleeps only what is left (nothing once it has passed).
+
+        :raises ValueError: ``seconds`` is negative or not finite.
+        """
+        if not seconds >= 0 or math.isinf(seconds):
+            raise ValueError(f"sleep takes a finite number of seconds >= 0, not {seconds!r}")
+        if self._run is None or self._job is None:
+            await anyio.sleep(seconds)
+            return
+        await self._run.sleep(self._job, seconds)
 
     async def run_workflow(self, workflow: Workflow[Any, R],
                            start_event: StartEvent | None = None, /, *, forward: bool = True,

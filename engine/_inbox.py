@@ -1,19 +1,24 @@
-"""The caller's side of a running workflow: ``ctx.wait_for`` and ``run.send``.
+"""The caller's side of a running workflow: ``ctx.wait_for``, ``run.send`` and ``ctx.sleep``.
 
 A step parks in ``wait_for`` (announced on the caller's stream as ``InputRequired``); the caller's
 ``run.send`` answers the first matching waiter (in this run or a child run), feeds the step that
 takes the event, or keeps it in the mailbox for a later ``wait_for``. Answers are recorded on
-the job so a step re-run after a restart gets them again, in order.
+the job so a step re-run after a restart gets them again, in order. A checkpointed ``sleep`` is
+a pause like a wait: its wake-up time is recorded in the same list, so a re-run step sleeps only
+what is left of it.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from ._backend import TimedOut
 from ._checkpoint import SavedEvent, decode_event
-from ._errors import PlaitError, WorkflowCancelled
+from ._errors import CheckpointError, PlaitError, WorkflowCancelled
 from ._events import Event, InputRequired, event_type_name
 from ._jobs import Job, Waiter
 from ._stream import EventStream
@@ -21,24 +26,69 @@ from ._stream import EventStream
 if TYPE_CHECKING:
     from ._runtime import Runtime
 
-__all__ = ["answer", "send", "wait_for"]
+__all__ = ["SleepUntil", "answer", "send", "sleep", "wait_for"]
 
 
-async def wait_for(rt: Runtime, job: Job, event_type: type[Event],
-                   where: Callable[[Any], bool] | None, timeout: float | None,
-                   prompt: Any) -> Event:
-    """Park ``job`` until the caller sends a matching event (or replay a saved answer)."""
+class SleepUntil(Event):
+    """What a checkpointed ``ctx.sleep`` records among a job's answers: when it wakes up."""
+
+    deadline: float  # wall clock (time.time()), so it means the same in another process
+
+
+def _replayed(rt: Runtime, job: Job, kind: type[Event]) -> tuple[int, list[Any], Event | None]:
+    """Take the job's next pause number and the answer recorded for it, if any.
+
+    Waits and sleeps share the numbering: the n-th pause of a step execution replays the n-th
+    recorded answer after a resume.
+
+    :raises CheckpointError: the recorded answer is of another kind (the step changed).
+    """
     n = job.waits
     job.waits += 1
     answers = job.answers
     if answers is None:
         answers = job.answers = []
-    if n < len(answers):
-        saved = answers[n]
-        if isinstance(saved, SavedEvent):
-            known = dict(rt.graph.types)
-            known[event_type_name(event_type)] = event_type
-            saved = answers[n] = decode_event(saved, known)
+    if n >= len(answers):
+        return n, answers, None
+    saved = answers[n]
+    if isinstance(saved, SavedEvent):
+        known = dict(rt.graph.types)
+        known[event_type_name(kind)] = kind
+        saved = answers[n] = decode_event(saved, known)
+    if not isinstance(saved, kind):
+        raise CheckpointError(f"step {job.step.name!r} pauses for {kind.__name__} where its "
+                              f"checkpoint recorded {type(saved).__name__}")
+    return n, answers, saved
+
+
+async def sleep(rt: Runtime, job: Job, seconds: float) -> None:
+    """Pause ``job`` for ``seconds`` (checked by the caller); checkpointed, the wake-up time
+    survives a resume."""
+    if rt.checkpoints is None:
+        await anyio.sleep(seconds)
+        return
+    n, answers, saved = _replayed(rt, job, SleepUntil)
+    if saved is not None:
+        assert isinstance(saved, SleepUntil)
+        deadline = saved.deadline
+    else:
+        deadline = time.time() + seconds
+        # Record only where a resume will look for it (a failed wait before leaves a gap).
+        if n == len(answers):
+            answers.append(SleepUntil(deadline=deadline))
+            await rt.save()
+    await anyio.sleep(max(0.0, deadline - time.time()))
+
+
+async def wait_for(rt: Runtime, job: Job, event_type: type[Event],
+                   where: Callable[[Any], bool] | None, timeout: float | None,
+                   prompt: Any) -> Event:
+    """Park ``job`` until the caller sends a matching event (or replay a saved answer).
+
+    :raises CheckpointError: the replayed answer is not an ``event_type``.
+    """
+    n, answers, saved = _replayed(rt, job, event_type)
+    if saved is not None:
         return saved
     found = _take_mailbox(rt, event_type, where)
     if found is not None:

@@ -617,6 +617,10 @@ class Runtime:
         """Park ``job`` until the caller sends a matching event (see ``_inbox.wait_for``)."""
         return await inbox.wait_for(self, job, event_type, where, timeout, prompt)
 
+    async def sleep(self, job: Job, seconds: float) -> None:
+        """Pause ``job`` for ``seconds``, durably when checkpointed (see ``_inbox.sleep``)."""
+        await inbox.sleep(self, job, seconds)
+
     async def send(self, ev: Event) -> None:
         """An event from the caller (see ``_inbox.send``)."""
         await inbox.send(self, ev)

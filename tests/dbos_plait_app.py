@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import anyio
 import psycopg
@@ -97,6 +98,20 @@ class AskHuman(Workflow[Question, str]):
         log_start(ctx, "ask")
         answer = await ctx.wait_for(Answer, prompt="what now?")
         return StopEvent(result=f"{answer.text} after {ev.x}")
+
+
+class Nap(StartEvent):
+    seconds: float
+
+
+class Napper(Workflow[Nap, float]):
+    """One step sleeps durably and returns when it woke (wall clock)."""
+
+    @step
+    async def nap(self, ev: Nap, ctx: Context) -> StopEvent:
+        log_start(ctx, "nap")
+        await ctx.sleep(ev.seconds)
+        return StopEvent(result=time.time())
 
 
 class Boom(Workflow[Go, int]):

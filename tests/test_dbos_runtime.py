@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import psycopg
 import pytest
-from dbos_plait_app import Answer, AskHuman, Boom, Go, Progress, ThreeSteps
+from dbos_plait_app import Answer, AskHuman, Boom, Go, Nap, Napper, Progress, ThreeSteps
 from realservers import PostgresServer
 
 from plait import InputRequired, RunFailed, WorkflowCancelled
@@ -185,6 +185,42 @@ async def test_a_run_waiting_for_a_human_survives_a_restart_of_every_process(
     assert starts[0] == ("prepare", "first")  # ran once, before the restart
     assert [s for s, _ in starts].count("prepare") == 1
     assert starts[-1] == ("ask", "second")  # the waiting step resumed on the new worker
+
+
+@pytest.mark.slow
+def test_a_sleeping_run_survives_a_worker_restart_and_wakes_at_its_deadline(
+        database: str) -> None:
+    # Worker processes are under test; the caller runs once, on asyncio.
+    anyio.run(sleep_through_a_sigkill, database, backend="asyncio")
+
+
+async def sleep_through_a_sigkill(database: str) -> None:
+    nap = 4.0
+    first = [start_worker(database, "first")]
+    second: list[Worker] = []
+    runtime = caller(database)
+    try:
+        await anyio.to_thread.run_sync(wait_ready, first)
+        [run] = await runtime.start_many(Napper, [Nap(seconds=nap)])
+        with anyio.fail_after(20):
+            while not query(database, f"select 1 from step_starts where run = '{run.run_id}'"):
+                await anyio.sleep(0.01)
+        await anyio.sleep(1.0)  # a quarter of the nap done
+        first[0][0].send_signal(signal.SIGKILL)
+        second = [start_worker(database, "second")]
+        await anyio.to_thread.run_sync(wait_ready, second)
+        with anyio.fail_after(30):
+            woke = await run.result()
+    finally:
+        await runtime.aclose()
+        stop(first + second)
+    starts = query(database, f"select executor, at_ms from step_starts where run = '{run.run_id}'"
+                             " order by at_ms")
+    assert [e for e, _ in starts] == ["first", "second"]  # the nap resumed on the new worker
+    began = int(starts[0][1]) / 1000  # type: ignore[call-overload]
+    # It woke at the deadline set before the kill; sleeping the whole nap again on the new
+    # worker (started >= 1 s in, recovering after dead_after = 1.5 s) would take > 6.5 s.
+    assert nap - 0.05 <= woke - began < nap + 1.5, woke - began
 
 
 def cli(*argv: str) -> str:
